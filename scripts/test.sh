@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds wgx if needed, then runs the whole test suite (GoogleTest under CTest). Tests run on
+# real WebGPU: the GPU if there is one, otherwise SwiftShader on the CPU (WGX_ADAPTER overrides).
+#   scripts/test.sh [release|debug|asan] [extra ctest arguments]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+type=release
+case "${1:-}" in release|debug|asan) type=$1; shift ;; esac
+build=$("$root/scripts/build.sh" "$type" | tail -1)
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+[ "$type" = asan ] && export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+cd "$build"
+exec ctest --output-on-failure -j "$(nproc)" "$@"

@@ -1,0 +1,18 @@
+// The subcommands of the wgx command line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu/context.h"
+
+namespace wgx::cli {
+
+// Options every subcommand accepts (they configure the GPU context).
+struct GlobalOptions {
+  gpu::ContextOptions context = gpu::ContextOptions::from_env();
+};
+
+int run_info(const GlobalOptions& global, const std::vector<std::string>& args);
+
+}  // namespace wgx::cli

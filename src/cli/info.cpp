@@ -1,0 +1,88 @@
+// wgx info: what the adapter is and offers, and a self-test that proves it computes correctly.
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "gpu/selftest.h"
+
+namespace wgx::cli {
+
+namespace {
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+int run_info(const GlobalOptions& global, const std::vector<std::string>& args) {
+  uint64_t elements = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--elements" && i + 1 < args.size()) {
+      elements = std::stoull(args[++i]);
+    } else {
+      throw std::invalid_argument("info: unknown argument '" + args[i] +
+                                  "' (usage: wgx info [--elements N])");
+    }
+  }
+  gpu::Context ctx(global.context);
+  const gpu::AdapterDescription& a = ctx.adapter();
+  const gpu::Limits& l = ctx.limits();
+  const gpu::Features& f = ctx.features();
+  std::printf("adapter      %s (%s, %s)\n", a.device.c_str(), a.backend.c_str(), a.adapter_type.c_str());
+  std::printf("vendor       %s  [vendor 0x%04x, device 0x%04x]\n",
+              a.vendor.empty() ? "-" : a.vendor.c_str(), a.vendor_id, a.device_id);
+  if (!a.architecture.empty()) std::printf("architecture %s\n", a.architecture.c_str());
+  std::printf("driver       %s\n", a.description.empty() ? "-" : a.description.c_str());
+  std::printf("features     timestamp-query %s, subgroups %s, shader-f16 %s\n",
+              f.timestamp_query ? "yes" : "no", f.subgroups ? "yes" : "no",
+              f.shader_f16 ? "yes" : "no (f16 stored as packed pairs in u32)");
+  if (f.subgroups) std::printf("subgroups    %u..%u lanes\n", a.subgroup_min_size, a.subgroup_max_size);
+  std::string all;
+  for (const std::string& name : ctx.adapter_features()) all += (all.empty() ? "" : " ") + name;
+  std::printf("adapter has  %s\n", all.c_str());
+  if (!ctx.options().enable_toggles.empty() || !ctx.options().disable_toggles.empty()) {
+    std::string t;
+    for (auto& s : ctx.options().enable_toggles) t += s + " ";
+    for (auto& s : ctx.options().disable_toggles) t += "-" + s + " ";
+    std::printf("toggles      %s\n", t.c_str());
+  }
+  std::printf("limits       maxBufferSize %s, maxStorageBufferBindingSize %s\n",
+              human_bytes(l.max_buffer_size).c_str(), human_bytes(l.max_storage_buffer_binding_size).c_str());
+  std::printf("             workgroup storage %s, %u invocations/workgroup (x %u, y %u, z %u)\n",
+              human_bytes(l.max_compute_workgroup_storage_size).c_str(),
+              l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x,
+              l.max_compute_workgroup_size_y, l.max_compute_workgroup_size_z);
+  std::printf("             %u workgroups/dimension, %u storage buffers/stage, %u bind groups\n",
+              l.max_compute_workgroups_per_dimension, l.max_storage_buffers_per_shader_stage,
+              l.max_bind_groups);
+
+  if (elements == 0) elements = a.is_cpu ? (1u << 20) : (16u << 20);
+  if (elements % 4 != 0) throw std::invalid_argument("info: --elements must be a multiple of 4");
+  const int passes = a.is_cpu ? 5 : 50;
+  gpu::SelfTestResult r = gpu::run_axpy_selftest(ctx, elements, passes);
+  if (r.mismatches > 0) {
+    std::printf("self-test    FAILED: %llu of %llu elements wrong (first at index %llu)\n",
+                static_cast<unsigned long long>(r.mismatches),
+                static_cast<unsigned long long>(r.elements),
+                static_cast<unsigned long long>(r.first_mismatch));
+    return 1;
+  }
+  std::printf("self-test    y = a*x + b over %llu floats: every element correct\n",
+              static_cast<unsigned long long>(r.elements));
+  std::printf("bandwidth    %.2f GB/s (%s read + written per pass, median of %d, %s)\n",
+              r.bytes_per_second * 1e-9, human_bytes(r.elements * 8).c_str(), r.passes,
+              r.gpu_timed ? "GPU timestamps" : "host clock");
+  return 0;
+}
+
+}  // namespace wgx::cli

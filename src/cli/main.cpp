@@ -1,0 +1,76 @@
+// wgx: the command line. Parses the global options, then hands over to a subcommand.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "gpu/error.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: wgx [global options] <command> [args]
+
+commands:
+  info          adapter, features and limits; runs a self-test kernel and reports bandwidth
+
+global options:
+  --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
+                auto takes a real GPU when the Vulkan loader finds one, else SwiftShader (CPU).
+  --toggles L   Dawn device toggles, comma-separated; "-name" disables one
+                (default: $WGX_TOGGLES), e.g. skip_validation,disable_robustness
+  -h, --help    this text
+  --version     the wgx version
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace wgx;
+  try {
+    cli::GlobalOptions global;
+    std::vector<std::string> rest;
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      auto value = [&](const char* name) -> std::string {
+        if (i + 1 >= argc) throw std::invalid_argument(std::string(name) + " needs a value");
+        return argv[++i];
+      };
+      if (!rest.empty()) {
+        rest.push_back(arg);
+      } else if (arg == "-h" || arg == "--help") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else if (arg == "--version") {
+        std::puts("wgx 0.1.0");
+        return 0;
+      } else if (arg == "--adapter") {
+        global.context.adapter = gpu::parse_adapter_choice(value("--adapter"));
+      } else if (arg == "--toggles") {
+        global.context.add_toggles(value("--toggles"));
+      } else if (arg.rfind("-", 0) == 0) {
+        throw std::invalid_argument("unknown option '" + arg + "' (see wgx --help)");
+      } else {
+        rest.push_back(arg);
+      }
+    }
+    if (rest.empty()) {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+    const std::string command = rest.front();
+    rest.erase(rest.begin());
+    if (command == "info") return cli::run_info(global, rest);
+    throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
+  } catch (const gpu::GpuError& e) {
+    std::fprintf(stderr, "wgx: %s\n", e.what());
+    return e.kind() == gpu::ErrorKind::Setup ? 3 : 1;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "wgx: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wgx: error: %s\n", e.what());
+    return 1;
+  }
+}

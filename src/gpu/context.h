@@ -1,0 +1,172 @@
+// Context: one WebGPU instance, adapter, device and queue, chosen and configured the wgx way.
+//
+// Adapter choice (--adapter / WGX_ADAPTER): auto | gpu | swiftshader | gles. `auto` takes a real
+// GPU if the Vulkan loader finds one and otherwise SwiftShader, and says so on stderr. Dawn's
+// Null backend is never chosen. Features are requested when the adapter has them
+// (timestamp-query, subgroups, shader-f16); limits requested are the adapter's maximums.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "gpu/error.h"
+#include "gpu/handle.h"
+#include "gpu/webgpu_api.h"
+
+namespace wgx::gpu {
+
+enum class AdapterChoice { Auto, Gpu, SwiftShader, Gles };
+
+// Accepts "auto", "gpu", "swiftshader", "gles"; anything else is a Setup error listing them.
+AdapterChoice parse_adapter_choice(std::string_view text);
+const char* to_string(AdapterChoice choice);
+
+struct ContextOptions {
+  AdapterChoice adapter = AdapterChoice::Auto;
+  // Dawn device toggles (see PLATFORM.md), e.g. "skip_validation", "disable_robustness".
+  std::vector<std::string> enable_toggles;
+  std::vector<std::string> disable_toggles;
+  // Optional features are requested when present; these let a caller leave one out.
+  bool want_timestamps = true;
+  bool want_subgroups = true;
+  bool want_shader_f16 = true;
+  // Report the adapter that `auto` picked on stderr.
+  bool announce = true;
+
+  // Adds toggles from a comma-separated list: "name" enables, "-name" disables.
+  void add_toggles(std::string_view csv);
+  // Defaults overridden by WGX_ADAPTER and WGX_TOGGLES.
+  static ContextOptions from_env();
+};
+
+struct Features {
+  bool timestamp_query = false;
+  bool subgroups = false;
+  bool shader_f16 = false;
+};
+
+// The limits wgx reads; raw WebGPU limits stay inside the GPU layer.
+struct Limits {
+  uint64_t max_buffer_size = 0;
+  uint64_t max_storage_buffer_binding_size = 0;
+  uint64_t max_uniform_buffer_binding_size = 0;
+  uint32_t max_storage_buffers_per_shader_stage = 0;
+  uint32_t max_bind_groups = 0;
+  uint32_t max_bindings_per_bind_group = 0;
+  uint32_t min_storage_buffer_offset_alignment = 0;
+  uint32_t min_uniform_buffer_offset_alignment = 0;
+  uint32_t max_compute_workgroup_storage_size = 0;
+  uint32_t max_compute_invocations_per_workgroup = 0;
+  uint32_t max_compute_workgroup_size_x = 0;
+  uint32_t max_compute_workgroup_size_y = 0;
+  uint32_t max_compute_workgroup_size_z = 0;
+  uint32_t max_compute_workgroups_per_dimension = 0;
+};
+
+struct AdapterDescription {
+  std::string vendor, architecture, device, description;
+  std::string backend;       // "Vulkan", "OpenGLES", ...
+  std::string adapter_type;  // "discrete GPU", "integrated GPU", "CPU", "unknown"
+  uint32_t vendor_id = 0, device_id = 0;
+  uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
+  bool is_cpu = false;
+  bool is_swiftshader = false;
+};
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options = ContextOptions::from_env());
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const AdapterDescription& adapter() const { return adapter_; }
+  const Features& features() const { return features_; }
+  const Limits& limits() const { return limits_; }
+  const ContextOptions& options() const { return options_; }
+  // Every feature the adapter offers, by WebGPU name (a number where this build's name is unknown).
+  std::vector<std::string> adapter_features() const;
+
+  // Throws the first error Dawn reported outside an error scope, or DeviceLost.
+  void check(std::string_view label = {});
+  bool lost() const { return lost_; }
+  const std::string& lost_message() const { return lost_message_; }
+
+  // Blocks until all submitted work has finished; then check().
+  void wait_idle();
+
+  // Destroys the device (its buffers become unusable); later calls throw DeviceLost.
+  void destroy_device();
+
+  // Runs `body` inside validation and out-of-memory error scopes and turns an error into a
+  // GpuError labelled `label`.
+  template <typename F>
+  auto scoped(std::string_view label, F&& body) {
+    push_scopes();
+    struct Balance {  // pops the scopes if `body` throws, so they never leak
+      Context* self;
+      bool armed = true;
+      ~Balance() {
+        if (armed) self->pop_scopes_quietly();
+      }
+    } balance{this};
+    if constexpr (std::is_void_v<decltype(body())>) {
+      body();
+      balance.armed = false;
+      pop_scopes(label);
+    } else {
+      auto result = body();
+      balance.armed = false;
+      pop_scopes(label);
+      return result;
+    }
+  }
+
+  // Lower cap on workgroups per dimension, to exercise dispatch splitting on small work.
+  void set_workgroups_per_dimension_cap_for_testing(uint32_t cap) { dispatch_cap_ = cap; }
+  uint32_t workgroups_per_dimension() const { return dispatch_cap_; }
+
+  // Raw handles, for the rest of the GPU layer only.
+  WGPUInstance instance() const { return instance_.get(); }
+  WGPUDevice device() const { return device_.get(); }
+  WGPUQueue queue() const { return queue_.get(); }
+  // Waits for one future; a DeviceLost error if the device goes away meanwhile.
+  void wait(WGPUFuture future, std::string_view label);
+
+ private:
+  void push_scopes();
+  void pop_scopes(std::string_view label);
+  void pop_scopes_quietly() noexcept;
+  void request_adapter();
+  void request_device();
+
+  static void on_device_lost(const WGPUDevice*, WGPUDeviceLostReason, WGPUStringView, void*,
+                             void*);
+  static void on_uncaptured_error(const WGPUDevice*, WGPUErrorType, WGPUStringView, void*, void*);
+
+  ContextOptions options_;
+  Handle<WGPUInstance, wgpuInstanceRelease> instance_;
+  Handle<WGPUAdapter, wgpuAdapterRelease> adapter_handle_;
+  Handle<WGPUDevice, wgpuDeviceRelease> device_;
+  Handle<WGPUQueue, wgpuQueueRelease> queue_;
+  AdapterDescription adapter_;
+  Features features_;
+  Limits limits_;
+  WGPULimits raw_limits_{};
+  uint32_t dispatch_cap_ = 0;
+  bool lost_ = false;
+  bool destroying_ = false;
+  std::string lost_message_;
+  std::optional<GpuError> pending_;
+};
+
+// Text of a WebGPU string view ("" for a null view).
+std::string to_string(WGPUStringView view);
+WGPUStringView view_of(std::string_view text);
+
+}  // namespace wgx::gpu

@@ -1,0 +1,189 @@
+#include "gpu/kernel.h"
+
+#include <sstream>
+
+namespace wgx::gpu {
+
+namespace {
+
+// The text of 1-based `line` in `source`, for error messages.
+std::string source_line(const std::string& source, uint64_t line) {
+  std::istringstream in(source);
+  std::string text;
+  for (uint64_t i = 1; std::getline(in, text); ++i) {
+    if (i == line) return text;
+  }
+  return {};
+}
+
+struct FirstError {
+  bool found = false;
+  std::string message;
+  uint64_t line = 0, column = 0;
+};
+
+FirstError compilation_error(Context& ctx, WGPUShaderModule module, const std::string& label) {
+  FirstError first;
+  WGPUCompilationInfoCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](WGPUCompilationInfoRequestStatus status, const WGPUCompilationInfo* info,
+                   void* ud, void*) {
+    auto* out = static_cast<FirstError*>(ud);
+    if (status != WGPUCompilationInfoRequestStatus_Success || !info) return;
+    for (size_t i = 0; i < info->messageCount; ++i) {
+      const WGPUCompilationMessage& m = info->messages[i];
+      if (m.type != WGPUCompilationMessageType_Error) continue;
+      out->found = true;
+      out->message = to_string(m.message);
+      out->line = m.lineNum;
+      out->column = m.linePos;
+      return;
+    }
+  };
+  cb.userdata1 = &first;
+  ctx.wait(wgpuShaderModuleGetCompilationInfo(module, cb), label);
+  return first;
+}
+
+WGPUBufferBindingType binding_type(Binding b) {
+  switch (b) {
+    case Binding::Uniform: return WGPUBufferBindingType_Uniform;
+    case Binding::Storage: return WGPUBufferBindingType_Storage;
+    case Binding::ReadOnlyStorage: return WGPUBufferBindingType_ReadOnlyStorage;
+  }
+  return WGPUBufferBindingType_Undefined;
+}
+
+}  // namespace
+
+std::string KernelKey::to_string() const {
+  std::ostringstream s;
+  s << template_id;
+  if (!variant.empty()) s << '[' << variant << ']';
+  if (!constants.empty()) {
+    s << '{';
+    for (size_t i = 0; i < constants.size(); ++i) {
+      s << (i ? "," : "") << constants[i].first << '=' << constants[i].second;
+    }
+    s << '}';
+  }
+  return s.str();
+}
+
+size_t KernelKeyHash::operator()(const KernelKey& key) const {
+  size_t h = std::hash<std::string>{}(key.template_id);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  mix(std::hash<std::string>{}(key.variant));
+  for (const auto& [name, value] : key.constants) {
+    mix(std::hash<std::string>{}(name));
+    mix(std::hash<double>{}(value));
+  }
+  return h;
+}
+
+Kernel::Kernel(Context& ctx, KernelKey key, const KernelSource& source)
+    : key_(std::move(key)), label_(key_.to_string()), bindings_(source.bindings) {
+  WGPUShaderSourceWGSL wgsl{};
+  wgsl.chain.sType = WGPUSType_ShaderSourceWGSL;
+  wgsl.code = view_of(source.wgsl);
+  WGPUShaderModuleDescriptor mdesc{};
+  mdesc.nextInChain = &wgsl.chain;
+  mdesc.label = view_of(label_);
+
+  // Compile inside error scopes, then ask for the compilation messages: they carry the line.
+  FirstError first;
+  Handle<WGPUShaderModule, wgpuShaderModuleRelease> module;
+  try {
+    ctx.scoped(label_, [&] {
+      module = decltype(module)(wgpuDeviceCreateShaderModule(ctx.device(), &mdesc));
+      first = compilation_error(ctx, module.get(), label_);
+    });
+  } catch (const GpuError& e) {
+    if (e.kind() != ErrorKind::Validation && e.kind() != ErrorKind::Unknown) throw;
+    if (!first.found) {
+      first.found = true;
+      first.message = e.message();
+    }
+  }
+  if (first.found) {
+    std::string text = source_line(source.wgsl, first.line);
+    std::string message = first.message;
+    if (!text.empty()) message += "\n  " + std::to_string(first.line) + " | " + text;
+    throw GpuError(ErrorKind::ShaderCompile, label_, message, first.line, first.column);
+  }
+
+  std::vector<WGPUBindGroupLayoutEntry> entries(bindings_.size());
+  for (size_t i = 0; i < bindings_.size(); ++i) {
+    entries[i].binding = static_cast<uint32_t>(i);
+    entries[i].visibility = WGPUShaderStage_Compute;
+    entries[i].buffer.type = binding_type(bindings_[i]);
+  }
+  WGPUBindGroupLayoutDescriptor ldesc{};
+  ldesc.label = view_of(label_);
+  ldesc.entryCount = entries.size();
+  ldesc.entries = entries.data();
+
+  std::vector<WGPUConstantEntry> constants(key_.constants.size());
+  for (size_t i = 0; i < constants.size(); ++i) {
+    constants[i].key = view_of(key_.constants[i].first);
+    constants[i].value = key_.constants[i].second;
+  }
+
+  ctx.scoped(label_, [&] {
+    layout_ = decltype(layout_)(wgpuDeviceCreateBindGroupLayout(ctx.device(), &ldesc));
+    WGPUBindGroupLayout layouts[] = {layout_.get()};
+    WGPUPipelineLayoutDescriptor pdesc{};
+    pdesc.label = view_of(label_);
+    pdesc.bindGroupLayoutCount = 1;
+    pdesc.bindGroupLayouts = layouts;
+    Handle<WGPUPipelineLayout, wgpuPipelineLayoutRelease> playout(
+        wgpuDeviceCreatePipelineLayout(ctx.device(), &pdesc));
+    WGPUComputePipelineDescriptor cdesc{};
+    cdesc.label = view_of(label_);
+    cdesc.layout = playout.get();
+    cdesc.compute.module = module.get();
+    cdesc.compute.entryPoint = view_of(source.entry_point);
+    cdesc.compute.constantCount = constants.size();
+    cdesc.compute.constants = constants.data();
+    pipeline_ = decltype(pipeline_)(wgpuDeviceCreateComputePipeline(ctx.device(), &cdesc));
+  });
+}
+
+const Kernel& PipelineCache::get(const KernelKey& key,
+                                 const std::function<KernelSource()>& make_source) {
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return *it->second;
+  auto kernel = std::make_unique<Kernel>(ctx_, key, make_source());
+  return *kernels_.emplace(key, std::move(kernel)).first->second;
+}
+
+BindGroup::BindGroup(Context& ctx, const Kernel& kernel, const std::vector<BufferBinding>& buffers,
+                     std::string label)
+    : label_(std::move(label)) {
+  if (buffers.size() != kernel.bindings().size()) {
+    throw GpuError(ErrorKind::Validation, label_,
+                   "kernel " + kernel.label() + " has " + std::to_string(kernel.bindings().size()) +
+                       " bindings, got " + std::to_string(buffers.size()) + " buffers");
+  }
+  std::vector<WGPUBindGroupEntry> entries(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferBinding& b = buffers[i];
+    if (!b.buffer || !*b.buffer) {
+      throw GpuError(ErrorKind::Validation, label_, "binding " + std::to_string(i) + " has no buffer");
+    }
+    entries[i].binding = static_cast<uint32_t>(i);
+    entries[i].buffer = b.buffer->raw();
+    entries[i].offset = b.offset;
+    entries[i].size = b.size == 0 ? WGPU_WHOLE_SIZE : b.size;
+  }
+  WGPUBindGroupDescriptor desc{};
+  desc.label = view_of(label_);
+  desc.layout = kernel.layout();
+  desc.entryCount = entries.size();
+  desc.entries = entries.data();
+  handle_ = ctx.scoped(label_, [&] {
+    return decltype(handle_)(wgpuDeviceCreateBindGroup(ctx.device(), &desc));
+  });
+}
+
+}  // namespace wgx::gpu
