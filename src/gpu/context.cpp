@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -292,6 +293,12 @@ void Context::request_device() {
   std::vector<const char*> on, off;
   for (auto& t : options_.enable_toggles) on.push_back(t.c_str());
   for (auto& t : options_.disable_toggles) off.push_back(t.c_str());
+  // Dawn rounds timestamps to 2^16 ns by default (a browser privacy measure); profiling a 4 us
+  // dispatch needs the real clock. A caller can still turn quantization on explicitly.
+  if (std::find(options_.enable_toggles.begin(), options_.enable_toggles.end(),
+                "timestamp_quantization") == options_.enable_toggles.end()) {
+    off.push_back("timestamp_quantization");
+  }
   WGPUDawnTogglesDescriptor toggles{};
   toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
   toggles.enabledToggleCount = on.size();

@@ -166,11 +166,13 @@ BindGroup::BindGroup(Context& ctx, const Kernel& kernel, const std::vector<Buffe
                        " bindings, got " + std::to_string(buffers.size()) + " buffers");
   }
   std::vector<WGPUBindGroupEntry> entries(buffers.size());
+  auto names = std::make_shared<std::vector<std::string>>();
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferBinding& b = buffers[i];
     if (!b.buffer || !*b.buffer) {
       throw GpuError(ErrorKind::Validation, label_, "binding " + std::to_string(i) + " has no buffer");
     }
+    names->push_back(b.buffer->label());
     entries[i].binding = static_cast<uint32_t>(i);
     entries[i].buffer = b.buffer->raw();
     entries[i].offset = b.offset;
@@ -181,6 +183,7 @@ BindGroup::BindGroup(Context& ctx, const Kernel& kernel, const std::vector<Buffe
   desc.layout = kernel.layout();
   desc.entryCount = entries.size();
   desc.entries = entries.data();
+  buffer_labels_ = std::move(names);
   handle_ = ctx.scoped(label_, [&] {
     return decltype(handle_)(wgpuDeviceCreateBindGroup(ctx.device(), &desc));
   });

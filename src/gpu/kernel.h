@@ -84,10 +84,13 @@ class BindGroup {
             std::string label);
   WGPUBindGroup raw() const { return handle_.get(); }
   const std::string& label() const { return label_; }
+  // Labels of the bound buffers, shared cheaply with recordings for error attribution.
+  const std::shared_ptr<const std::vector<std::string>>& buffer_labels() const { return buffer_labels_; }
 
  private:
   Handle<WGPUBindGroup, wgpuBindGroupRelease> handle_;
   std::string label_;
+  std::shared_ptr<const std::vector<std::string>> buffer_labels_;
 };
 
 // WGSL for kernels dispatched through Recorder::dispatch with a linear workgroup count: the

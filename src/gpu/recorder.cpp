@@ -53,7 +53,7 @@ void Recorder::begin_pass(std::string_view label, bool timestamped) {
       qdesc.count = query_capacity_;
       queries_ = decltype(queries_)(wgpuDeviceCreateQuerySet(ctx_.device(), &qdesc));
     }
-    const uint32_t index = static_cast<uint32_t>(labels_.size());
+    const uint32_t index = static_cast<uint32_t>(recorded_.size());
     if (2 * index + 2 > query_capacity_) {
       throw GpuError(ErrorKind::Validation, label_,
                      "more than " + std::to_string(kMaxProfiledDispatches) +
@@ -94,7 +94,7 @@ void Recorder::dispatch_grid(const Kernel& kernel, const BindGroup& group, Workg
   } else if (!pass_) {
     begin_pass(label_, false);
   }
-  labels_.emplace_back(label);
+  recorded_.push_back({std::string(label), kernel.label(), group.label(), group.buffer_labels()});
   wgpuComputePassEncoderSetPipeline(pass_.get(), kernel.pipeline());
   wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, group.raw(), 0, nullptr);
   if (grid.total() > 0) wgpuComputePassEncoderDispatchWorkgroups(pass_.get(), grid.x, grid.y, grid.z);
@@ -115,19 +115,32 @@ void Recorder::clear(const Buffer& dst, uint64_t offset, uint64_t bytes) {
 }
 
 std::string Recorder::culprit(const std::string& message) const {
-  // Dawn names the labelled objects involved ("[BindGroup \"...\"]", "[ComputePassEncoder
-  // \"...\"]"); the last recorded dispatch whose label it mentions is the one that failed.
-  for (auto it = labels_.rbegin(); it != labels_.rend(); ++it) {
-    if (!it->empty() && message.find("\"" + *it + "\"") != std::string::npos) return *it;
+  // Dawn names the labelled objects involved ([ComputePipeline "..."], [Buffer "..."],
+  // [BindGroup "..."]) but not the dispatch: blame the dispatch whose kernel, bind group and
+  // buffers it mentions most (the latest one on a tie).
+  auto mentions = [&message](const std::string& name) {
+    return !name.empty() && message.find("\"" + name + "\"") != std::string::npos;
+  };
+  int best_score = 0;
+  std::string best = label_;
+  for (const Recorded& r : recorded_) {
+    int score = (mentions(r.label) ? 4 : 0) + (mentions(r.kernel) ? 2 : 0) + (mentions(r.group) ? 2 : 0);
+    if (r.buffers) {
+      for (const std::string& b : *r.buffers) score += mentions(b) ? 1 : 0;
+    }
+    if (score > 0 && score >= best_score) {
+      best_score = score;
+      best = r.label;
+    }
   }
-  return label_;
+  return best;
 }
 
 void Recorder::submit() {
   if (submitted_) throw GpuError(ErrorKind::Validation, label_, "recorder already submitted");
   submitted_ = true;
   end_pass();
-  const uint32_t stamps = profile_ ? static_cast<uint32_t>(2 * labels_.size()) : 0;
+  const uint32_t stamps = profile_ ? static_cast<uint32_t>(2 * recorded_.size()) : 0;
   if (stamps > 0) {
     resolve_ = Buffer(ctx_, uint64_t{stamps} * 8, BufferKind::QueryResolve, label_ + " timestamps");
     readback_ = Buffer(ctx_, uint64_t{stamps} * 8, BufferKind::Readback, label_ + " timestamps");
@@ -152,7 +165,7 @@ void Recorder::submit() {
 
 std::vector<DispatchTiming> Recorder::timings() {
   std::vector<DispatchTiming> out;
-  if (!profile_ || labels_.empty()) return out;
+  if (!profile_ || recorded_.empty()) return out;
   if (!submitted_) throw GpuError(ErrorKind::Validation, label_, "timings() before submit()");
   struct Mapped {
     WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
@@ -170,8 +183,8 @@ std::vector<DispatchTiming> Recorder::timings() {
     throw GpuError(ErrorKind::Internal, label_, "mapping the timestamps failed");
   }
   const auto* ts = static_cast<const uint64_t*>(wgpuBufferGetConstMappedRange(readback_.raw(), 0, bytes));
-  for (size_t i = 0; i < labels_.size(); ++i) {
-    out.push_back({labels_[i], ts[2 * i], ts[2 * i + 1]});
+  for (size_t i = 0; i < recorded_.size(); ++i) {
+    out.push_back({recorded_[i].label, ts[2 * i], ts[2 * i + 1]});
   }
   wgpuBufferUnmap(readback_.raw());
   return out;

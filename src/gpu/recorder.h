@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,7 +52,7 @@ class Recorder {
   // Finishes and submits; encoding errors become a GpuError that names the failing dispatch.
   void submit();
 
-  size_t dispatches() const { return labels_.size(); }
+  size_t dispatches() const { return recorded_.size(); }
   bool profiling() const { return profile_; }
   // Per-dispatch GPU times of the submitted work (waits for it). Empty unless profiling.
   std::vector<DispatchTiming> timings();
@@ -61,13 +62,21 @@ class Recorder {
   void end_pass();
   std::string culprit(const std::string& message) const;
 
+  // What error attribution needs to know of each dispatch (labels only: cheap to keep).
+  struct Recorded {
+    std::string label;
+    std::string kernel;
+    std::string group;
+    std::shared_ptr<const std::vector<std::string>> buffers;
+  };
+
   Context& ctx_;
   std::string label_;
   bool profile_;
   bool submitted_ = false;
   Handle<WGPUCommandEncoder, wgpuCommandEncoderRelease> encoder_;
   Handle<WGPUComputePassEncoder, wgpuComputePassEncoderRelease> pass_;
-  std::vector<std::string> labels_;
+  std::vector<Recorded> recorded_;
   // Profiling: one query set, resolved into a buffer and read back after the submit.
   Handle<WGPUQuerySet, wgpuQuerySetRelease> queries_;
   uint32_t query_capacity_ = 0;

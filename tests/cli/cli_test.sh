@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# One end-to-end case of the wgx command line or of scripts/setup.sh: cli_test.sh CASE WGX ROOT
+set -uo pipefail
+case_name=$1 wgx=$2 root=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; exit 1; }
+# run EXPECTED_RC CMD...: runs CMD, keeps its output, checks the exit code.
+run() {
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" = "$want" ] || fail "exit code $rc, expected $want: $*"
+}
+expect_out() { grep -q -- "$1" "$tmp/out" || fail "stdout lacks '$1'"; }
+expect_err() { grep -q -- "$1" "$tmp/err" || fail "stderr lacks '$1'"; }
+
+case "$case_name" in
+  info_selftest)
+    run 0 "$wgx" info --elements 65536
+    expect_out "every element correct"
+    expect_out "bandwidth"
+    expect_out "maxStorageBufferBindingSize" ;;
+  unknown_adapter)
+    run 3 "$wgx" --adapter null info
+    expect_err "choose one of auto, gpu, swiftshader, gles" ;;
+  unknown_command)
+    run 2 "$wgx" frobnicate
+    expect_err "unknown command 'frobnicate'" ;;
+  no_vulkan_loader)
+    # Hide the loader inside a private mount namespace (needs root and unshare).
+    loader=$(ldconfig -p | awk '/libvulkan\.so\.1 /{print $NF; exit}')
+    [ -n "$loader" ] || { echo "no Vulkan loader installed to hide"; exit 77; }
+    unshare --mount true 2>/dev/null || { echo "unshare not permitted here"; exit 77; }
+    run 3 unshare --mount bash -c "mount --bind /dev/null '$loader' && exec '$wgx' info"
+    expect_err "the Vulkan loader (libvulkan.so.1) could not be loaded"
+    expect_err "apt-get install libvulkan1" ;;
+  swiftshader_missing)
+    WGX_SWIFTSHADER_ICD=/nonexistent.json run 3 "$wgx" --adapter swiftshader info
+    expect_err "apt-get install --no-install-recommends chromium-common" ;;
+  corrupt_cached_dawn)
+    source "$root/scripts/dawn.lock"
+    good=$(WGX_CACHE_DIR="" "$root/scripts/setup.sh" 2>/dev/null | tail -1)
+    dir=$tmp/cache/dawn/$DAWN_PACKAGE-$DAWN_VERSION
+    mkdir -p "$dir" && cp "$good" "$dir/$DAWN_FILE"
+    printf 'X' | dd of="$dir/$DAWN_FILE" bs=1 seek=4096 conv=notrunc status=none
+    WGX_CACHE_DIR=$tmp/cache run 1 "$root/scripts/setup.sh"
+    expect_err "is corrupt or was replaced"
+    expect_err "rm -rf" ;;
+  corrupt_dawn_download)
+    # An npm that serves a tarball other than the pinned one.
+    mkdir -p "$tmp/bin" "$tmp/pkg/package"
+    echo "not dawn" >"$tmp/pkg/package/libwebgpu_wrapper.so"
+    tar -czf "$tmp/fake.tgz" -C "$tmp/pkg" package
+    printf '#!/bin/sh\ncp "%s" ./bun-webgpu-linux-x64-0.1.7.tgz\n' "$tmp/fake.tgz" >"$tmp/bin/npm"
+    chmod +x "$tmp/bin/npm"
+    PATH=$tmp/bin:$PATH WGX_CACHE_DIR=$tmp/cache run 1 "$root/scripts/setup.sh"
+    expect_err "the download is corrupt or the registry served another file"
+    [ ! -e "$tmp/cache/dawn" ] || [ -z "$(ls -A "$tmp/cache/dawn"/* 2>/dev/null)" ] \
+      || fail "a rejected download left files in the cache" ;;
+  other_dawn_library)
+    WGX_DAWN_LIBRARY=$tmp/missing.so run 1 "$root/scripts/setup.sh"
+    expect_err "does not exist"
+    echo "junk" >"$tmp/junk.so"
+    WGX_DAWN_LIBRARY=$tmp/junk.so run 1 "$root/scripts/setup.sh"
+    expect_err "does not export the webgpu.h C API" ;;
+  *) echo "unknown case $case_name"; exit 2 ;;
+esac
+echo "ok: $case_name"

@@ -1,0 +1,98 @@
+// Dispatch splitting: pure grid arithmetic, then real dispatches beyond 65,535 workgroups in one
+// dimension, checked at every index. A kernel that ignores y and z is the negative control.
+#include "gpu/recorder.h"
+#include "gpu_test_util.h"
+
+namespace wgx::gpu {
+namespace {
+
+using testing::shared_context;
+
+TEST(SplitWorkgroups, FitsInOneDimensionWhenItCan) {
+  WorkgroupGrid g = split_workgroups(65535, 65535);
+  EXPECT_EQ(g.x, 65535u);
+  EXPECT_EQ(g.y, 1u);
+  EXPECT_EQ(g.z, 1u);
+}
+
+TEST(SplitWorkgroups, CoversEveryCountWithinLimitsAndLittleWaste) {
+  for (uint32_t max : {7u, 100u, 65535u}) {
+    const uint64_t m = max;
+    for (uint64_t count : {uint64_t{1}, m - 1, m, m + 1, 2 * m + 3, m * m - 1, m * m, m * m + 1,
+                           m * m * 5 + 7, m * m * m}) {
+      if (count == 0) continue;
+      WorkgroupGrid g = split_workgroups(count, max);
+      EXPECT_GE(g.total(), count) << count << " over " << max;
+      EXPECT_LE(g.x, max);
+      EXPECT_LE(g.y, max);
+      EXPECT_LE(g.z, max);
+      // Waste: less than one row per layer, and rows are as narrow as the count allows.
+      EXPECT_LT(g.total() - count, uint64_t{g.y} * g.z + g.x * uint64_t{g.z}) << count << " over " << max;
+    }
+  }
+}
+
+TEST(SplitWorkgroups, BeyondThreeDimensionsIsAValidationError) {
+  try {
+    split_workgroups(uint64_t{1000} * 1000 * 1000 + 1, 1000);
+    FAIL();
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Validation);
+  }
+}
+
+constexpr const char* kIotaWgsl = R"(
+struct Params { count: u32 }
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = INDEX * 64u + lid;
+  if (i >= params.count) { return; }
+  out[i] = i ^ 0x5a5a5a5au;
+}
+)";
+
+// Writes f(i) at every index i < count with `workgroups` linear workgroups; returns mismatches.
+uint64_t run_iota(Context& ctx, uint64_t count, bool use_linear_index) {
+  std::string wgsl = std::string(kLinearWorkgroupWgsl) + kIotaWgsl;
+  const std::string index = use_linear_index ? "wgx_workgroup_index(wid, nwg)" : "wid.x";
+  wgsl.replace(wgsl.find("INDEX"), 5, index);
+  Kernel kernel(ctx, {"test.iota", use_linear_index ? "linear" : "x-only", {}},
+                {wgsl, {Binding::Uniform, Binding::Storage}});
+  Buffer out(ctx, count * 4, BufferKind::Storage, "iota out");
+  Buffer params(ctx, 16, BufferKind::Uniform, "iota params");
+  const uint32_t p[4] = {static_cast<uint32_t>(count), 0, 0, 0};
+  upload(ctx, params, 0, p, sizeof p);
+  BindGroup group(ctx, kernel, {{&params}, {&out}}, "iota");
+  Recorder rec(ctx, "iota");
+  rec.clear(out);
+  rec.dispatch(kernel, group, (count + 63) / 64, "iota dispatch");
+  rec.submit();
+  const std::vector<uint32_t> got = download_as<uint32_t>(ctx, out, count);
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < count; ++i) bad += got[i] != (static_cast<uint32_t>(i) ^ 0x5a5a5a5au);
+  return bad;
+}
+
+TEST(Dispatch, MoreThan65535WorkgroupsInOneDimension) {
+  Context& ctx = shared_context();
+  const uint64_t count = uint64_t{70001} * 64 + 17;  // 70,002 workgroups
+  ASSERT_GT((count + 63) / 64, ctx.workgroups_per_dimension());
+  EXPECT_EQ(run_iota(ctx, count, true), 0u);
+}
+
+TEST(Dispatch, ThreeDimensionalSplitReachesEveryIndex) {
+  Context& ctx = shared_context();
+  ctx.set_workgroups_per_dimension_cap_for_testing(13);  // 13^2 < 500 workgroups: needs z
+  const uint64_t bad = run_iota(ctx, 500 * 64 - 5, true);
+  const uint64_t control = run_iota(ctx, 500 * 64 - 5, false);
+  ctx.set_workgroups_per_dimension_cap_for_testing(ctx.limits().max_compute_workgroups_per_dimension);
+  EXPECT_EQ(bad, 0u);
+  // Negative control: a kernel that reads only wid.x misses the split-off rows and layers.
+  EXPECT_GT(control, 0u);
+}
+
+}  // namespace
+}  // namespace wgx::gpu
