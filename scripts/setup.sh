@@ -58,7 +58,7 @@ fi
 say "fetching $DAWN_PACKAGE@$DAWN_VERSION from the npm registry"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && npm pack --silent "$DAWN_PACKAGE@$DAWN_VERSION" >/dev/null 2>"$work/npm.log") \
+(cd "$work" && npm pack "$DAWN_PACKAGE@$DAWN_VERSION" >/dev/null 2>"$work/npm.log") \
   || die "npm pack $DAWN_PACKAGE@$DAWN_VERSION failed: $(tail -3 "$work/npm.log")"
 tarball=$(ls "$work"/*.tgz 2>/dev/null | head -1)
 [ -n "$tarball" ] || die "npm pack produced no tarball"
