@@ -1,0 +1,69 @@
+// Reading and writing .wgx model files: a header, a graph section (the IR and a metadata table)
+// and a page-aligned weight section that is memory-mapped, so weights reach the GPU without a
+// copy through the heap. FORMAT.md describes the layout.
+//
+//   format::write_wgx("model.wgx", builder.build(), builder.weights(), {{"arch", "llama"}});
+//   format::WgxFile f = format::open_wgx("model.wgx");
+//   f.graph();            // validated graph::Graph
+//   f.constant_data(3);   // the bytes of constant 3, inside the mapping
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/error.h"
+#include "format/graph_codec.h"
+#include "graph/graph.h"
+#include "graph/weights.h"
+
+namespace wgx::format {
+
+class MappedFile;
+
+// A loaded .wgx file. Copies share the mapping, which lives as long as the last copy.
+class WgxFile {
+ public:
+  const graph::Graph& graph() const { return graph_; }
+  const Metadata& metadata() const { return metadata_; }
+  uint32_t version() const { return version_; }
+
+  // The weight section; every constant's WeightRef points into it as blob 0 of weights().
+  std::span<const uint8_t> weight_section() const { return weights_.blob(0); }
+  const graph::WeightStore& weights() const { return weights_; }
+  // The bytes of constant `index` (in graph().constants order), or of the constant named `name`.
+  std::span<const uint8_t> constant_data(size_t index) const;
+  std::span<const uint8_t> constant_data(std::string_view name) const;
+
+ private:
+  friend WgxFile parse_wgx(std::span<const uint8_t> bytes);
+  friend WgxFile open_wgx(const std::string& path);
+
+  std::shared_ptr<const MappedFile> mapping_;  // null when parsed from caller-owned bytes
+  graph::Graph graph_;
+  Metadata metadata_;
+  graph::WeightStore weights_;
+  uint32_t version_ = 0;
+};
+
+// Maps `path` read-only and parses it. Checks everything (header, every count, offset, size,
+// code, index and alignment, then graph validation) and throws FormatError naming the file, the
+// section, the item and the field that are wrong. The file must not be truncated while mapped.
+WgxFile open_wgx(const std::string& path);
+// The same for bytes in memory, which must outlive the result.
+WgxFile parse_wgx(std::span<const uint8_t> bytes);
+
+// Validates `graph` and writes it with the constants' bytes (looked up in `weights`) to `path`
+// atomically: a temporary file in the same folder, flushed, then renamed over `path`. Constants
+// with the same WeightRef share one copy. The output depends only on the arguments, so writing
+// a file read back with open_wgx gives identical bytes. Throws FormatError.
+void write_wgx(const std::string& path, const graph::Graph& graph,
+               const graph::WeightStore& weights, const Metadata& metadata = {});
+// The whole file in memory (for tests and small models).
+std::vector<uint8_t> write_wgx_bytes(const graph::Graph& graph, const graph::WeightStore& weights,
+                                     const Metadata& metadata = {});
+
+}  // namespace wgx::format

@@ -1,0 +1,16 @@
+// The core op library, one registration function per family (called by register_core_schemas).
+#pragma once
+
+#include "graph/op_schema.h"
+
+namespace wgx::graph::schemas {
+
+void register_elementwise(
+    OpRegistry& r);  // binary, comparison, logical, unary, where, clamp, to_copy
+void register_reductions(OpRegistry& r);  // argmax, amax, amin, sum, mean, softmax, log_softmax
+void register_nn(OpRegistry& r);          // rms_norm, layer_norm, embedding, matmul, linear
+void register_layout(OpRegistry& r);      // permute, transpose, squeeze, unsqueeze, cat, contiguous
+void register_reshape(OpRegistry& r);     // reshape, expand (sizes given as Dims)
+void register_indexing(OpRegistry& r);    // slice, select
+
+}  // namespace wgx::graph::schemas

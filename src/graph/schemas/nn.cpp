@@ -1,0 +1,127 @@
+// Normalization, embedding lookup and the matrix products.
+#include "graph/error.h"
+#include "graph/schemas/families.h"
+#include "graph/schemas/infer_util.h"
+#include "graph/text.h"
+
+namespace wgx::graph::schemas {
+
+namespace {
+
+// An optional per-channel parameter (norm weight, bias): x's dtype, shape [x's last dim].
+void check_channel_param(const InferContext& ctx, size_t i, const Dim& channels) {
+  if (i >= ctx.num_inputs()) return;
+  if (ctx.dtype(i) != ctx.dtype(0)) {
+    throw GraphError(str("input ", i, " is ", ctx.dtype(i), " but x is ", ctx.dtype(0)));
+  }
+  if (ctx.shape(i)[0] != channels) {
+    throw GraphError(str("input ", i, " has ", to_string(ctx.shape(i)[0], &ctx.syms()),
+                         " channels but x has ", to_string(channels, &ctx.syms())));
+  }
+}
+
+// rms_norm(x, [weight]) and layer_norm(x, [weight], [bias]) normalize over the last dim.
+OpSchema norm(std::string name, bool with_bias, double eps) {
+  OpSchema s;
+  s.name = std::move(name);
+  s.inputs = {
+      {.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
+      {.name = "weight", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true}};
+  if (with_bias) {
+    s.inputs.push_back(
+        {.name = "bias", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true});
+  }
+  s.attrs = {AttrSpec::defaulted("eps", eps)};
+  s.infer = [](const InferContext& ctx) {
+    if (!(ctx.attr_float("eps") >= 0)) return InferResult::fail("eps must be >= 0");
+    for (size_t i = 1; i < ctx.num_inputs(); ++i) check_channel_param(ctx, i, ctx.shape(0).back());
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+// embedding(table [V, D], ids [...]) -> [..., D]. A q4gsw table yields its scale dtype.
+OpSchema embedding() {
+  OpSchema s;
+  s.name = "embedding";
+  s.inputs = {{.name = "table", .dtypes = kWeightTypes, .min_rank = 2, .max_rank = 2},
+              {.name = "ids", .dtypes = kIndexTypes, .max_rank = kMaxRank - 1}};
+  s.infer = [](const InferContext& ctx) {
+    const TensorType& table = ctx.type(0);
+    Shape shape = ctx.shape(1);
+    shape.push_back(table.shape[1]);
+    const DType dtype = table.dtype == DType::q4gsw ? table.quant.scale_dtype : table.dtype;
+    return InferResult::success(dtype, std::move(shape));
+  };
+  return s;
+}
+
+// matmul(a, b) with torch.matmul's rules: 1-D operands get a dim of 1 that is removed again,
+// batch dims broadcast.
+OpSchema matmul() {
+  OpSchema s;
+  s.name = "matmul";
+  s.inputs = {{.name = "a", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "b", .dtypes = kFloatTypes, .min_rank = 1}};
+  s.infer = [](const InferContext& ctx) {
+    const DType dtype = common_dtype(ctx, {0, 1});
+    const bool a_vec = ctx.rank(0) == 1;
+    const bool b_vec = ctx.rank(1) == 1;
+    Shape a = ctx.shape(0);
+    Shape b = ctx.shape(1);
+    if (a_vec) a.insert(a.begin(), Dim(1));
+    if (b_vec) b.push_back(Dim(1));
+    const Dim& k_a = a.back();
+    const Dim& k_b = b[b.size() - 2];
+    if (k_a != k_b) {
+      return InferResult::fail(str("inner dims differ: a has K = ", to_string(k_a, &ctx.syms()),
+                                   ", b has K = ", to_string(k_b, &ctx.syms())));
+    }
+    Shape out = broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), ctx.syms());
+    if (!a_vec) out.push_back(a[a.size() - 2]);
+    if (!b_vec) out.push_back(b.back());
+    if (out.size() > kMaxRank) return InferResult::fail("result rank exceeds 8");
+    return InferResult::success(dtype, std::move(out));
+  };
+  return s;
+}
+
+// linear(x [..., in], weight [out, in], [bias [out]]) -> [..., out] in x's dtype. The weight is
+// x's dtype or q4gsw.
+OpSchema linear() {
+  OpSchema s;
+  s.name = "linear";
+  s.inputs = {
+      {.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
+      {.name = "weight", .dtypes = kWeightTypes, .min_rank = 2, .max_rank = 2},
+      {.name = "bias", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true}};
+  s.infer = [](const InferContext& ctx) {
+    const TensorType& w = ctx.type(1);
+    if (w.dtype != DType::q4gsw && w.dtype != ctx.dtype(0)) {
+      return InferResult::fail(str("weight is ", w.dtype, " but x is ", ctx.dtype(0),
+                                   " (the weight must match x or be q4gsw)"));
+    }
+    if (ctx.shape(0).back() != w.shape[1]) {
+      return InferResult::fail(str("x has ", to_string(ctx.shape(0).back(), &ctx.syms()),
+                                   " input features but weight ", to_string(w.shape, &ctx.syms()),
+                                   " expects ", to_string(w.shape[1], &ctx.syms())));
+    }
+    check_channel_param(ctx, 2, w.shape[0]);
+    Shape out = ctx.shape(0);
+    out.back() = w.shape[0];
+    return InferResult::success(ctx.dtype(0), std::move(out));
+  };
+  return s;
+}
+
+}  // namespace
+
+void register_nn(OpRegistry& r) {
+  r.add(norm("rms_norm", false, 1e-6));
+  r.add(norm("layer_norm", true, 1e-5));
+  r.add(embedding());
+  r.add(matmul());
+  r.add(linear());
+}
+
+}  // namespace wgx::graph::schemas
