@@ -4,25 +4,11 @@
 
 #include "cli/commands.h"
 #include "gpu/selftest.h"
+#include "runtime/program.h"
 
 namespace wgx::cli {
 
-namespace {
-
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
-}  // namespace
+using runtime::human_bytes;
 
 int run_info(const GlobalOptions& global, const std::vector<std::string>& args) {
   uint64_t elements = 0;

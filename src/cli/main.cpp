@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "format/error.h"
 #include "gpu/error.h"
+#include "graph/error.h"
 
 namespace {
 
@@ -14,6 +16,8 @@ constexpr const char* kUsage = R"(usage: wgx [global options] <command> [args]
 
 commands:
   info          adapter, features and limits; runs a self-test kernel and reports bandwidth
+  inspect F     builds model file F (.wgx) for the adapter and prints each node's shapes and
+                route and the memory plan (--why: also the routes passed over, and why)
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -62,10 +66,17 @@ int main(int argc, char** argv) {
     const std::string command = rest.front();
     rest.erase(rest.begin());
     if (command == "info") return cli::run_info(global, rest);
+    if (command == "inspect") return cli::run_inspect(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const gpu::GpuError& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
     return e.kind() == gpu::ErrorKind::Setup ? 3 : 1;
+  } catch (const format::FormatError& e) {
+    std::fprintf(stderr, "wgx: %s\n", e.what());
+    return 4;
+  } catch (const graph::GraphError& e) {
+    std::fprintf(stderr, "wgx: %s\n", e.what());
+    return 4;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
     return 2;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One end-to-end case of the wgx command line or of scripts/setup.sh: cli_test.sh CASE WGX ROOT
+# One end-to-end case of the wgx command line or of scripts/setup.sh:
+#   cli_test.sh CASE WGX ROOT MAKE_SAMPLE_WGX
 set -uo pipefail
-case_name=$1 wgx=$2 root=$3
+case_name=$1 wgx=$2 root=$3 make_sample=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -65,6 +66,21 @@ case "$case_name" in
     echo "junk" >"$tmp/junk.so"
     WGX_DAWN_LIBRARY=$tmp/junk.so run 1 "$root/scripts/setup.sh"
     expect_err "does not export the webgpu.h C API" ;;
+  inspect_sample)
+    run 0 "$make_sample" "$tmp/sample.wgx"
+    run 0 "$wgx" inspect "$tmp/sample.wgx" --why
+    expect_out "meta         model = sample"
+    expect_out "= add(%.*, %.*(bias)) : f32\[seq_len, 8\]  \[binary\]  add_bias"
+    expect_out "= reshape(.*) : f32\[seq_len, 2, 4\]  \[view\]  split_heads"
+    expect_out "memory: constants" ;;
+  inspect_corrupt_file)
+    run 0 "$make_sample" "$tmp/sample.wgx"
+    head -c 100 "$tmp/sample.wgx" >"$tmp/cut.wgx"
+    run 4 "$wgx" inspect "$tmp/cut.wgx"
+    expect_err "cut.wgx" ;;
+  inspect_missing_file)
+    run 4 "$wgx" inspect "$tmp/none.wgx"
+    expect_err "none.wgx" ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
 echo "ok: $case_name"

@@ -1,0 +1,42 @@
+// wgx inspect: loads a .wgx model, builds it for the adapter, and prints every node with its
+// shapes and chosen route, the routes it passed over and why, and the memory plan.
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "format/wgx_file.h"
+#include "runtime/program.h"
+
+namespace wgx::cli {
+
+int run_inspect(const GlobalOptions& global, const std::vector<std::string>& args) {
+  std::string path;
+  bool why = false;
+  for (const std::string& a : args) {
+    if (a == "--why") {
+      why = true;
+    } else if (path.empty() && a.rfind("-", 0) != 0) {
+      path = a;
+    } else {
+      throw std::invalid_argument("inspect: unexpected argument '" + a + "' (usage: wgx inspect MODEL.wgx [--why])");
+    }
+  }
+  if (path.empty()) throw std::invalid_argument("inspect: name a model file (usage: wgx inspect MODEL.wgx [--why])");
+  const format::WgxFile file = format::open_wgx(path);
+  std::printf("file         %s (format version %u)\n", path.c_str(), file.version());
+  for (const auto& [key, value] : file.metadata()) std::printf("meta         %s = %s\n", key.c_str(), value.c_str());
+  gpu::Context ctx(global.context);
+  std::printf("adapter      %s (%s)\n", ctx.adapter().device.c_str(), ctx.adapter().backend.c_str());
+  runtime::Program program(ctx, file.graph(), file.weights());
+  std::fputs(program.describe().c_str(), stdout);
+  if (why) {
+    for (const runtime::RouteChoice& r : program.routes()) {
+      for (const std::string& rejected : r.rejected) {
+        std::printf("node %u (%s) passed over %s\n", r.node, r.op.c_str(), rejected.c_str());
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace wgx::cli

@@ -1,0 +1,92 @@
+#include "ops/common.h"
+
+#include <cstring>
+
+#include "graph/error.h"
+#include "runtime/storage.h"
+
+namespace wgx::ops {
+
+using graph::DType;
+
+std::string dtype_label(DType d) {
+  switch (d) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::i32: return "i32";
+    case DType::boolean: return "bool";
+    case DType::u8: return "u8";
+    default: return graph::dtype_name(d);
+  }
+}
+
+const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,
+                                  std::vector<gpu::Binding> bindings) {
+  gpu::KernelKey key{std::string(variant.template_id), std::string(variant.variant), {}};
+  return ctx.pipelines().get(key, [&] {
+    return gpu::KernelSource{std::string(gpu::kLinearWorkgroupWgsl) + std::string(variant.wgsl), bindings};
+  });
+}
+
+std::vector<uint32_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<uint32_t> strides(8, 0);
+  const size_t r = out.size(), ri = in.size();
+  uint64_t stride = 1;
+  for (size_t k = 0; k < ri; ++k) {
+    const size_t din = ri - 1 - k;  // input dim, from the right
+    const size_t dout = r - 1 - k;
+    const bool broadcast = in[din] == 1 && out[dout] != 1;
+    strides[dout] = broadcast ? 0 : static_cast<uint32_t>(stride);
+    stride *= static_cast<uint64_t>(in[din]);
+  }
+  return strides;
+}
+
+uint64_t numel(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, DType dtype) {
+  const graph::Value& v = ctx.input_value(i);
+  InputBinding b;
+  if (v.kind == graph::ValueKind::Tensor) {
+    b.binding = ctx.input(i).binding();
+    return b;
+  }
+  const double value = ctx.scalar_input(i);
+  std::vector<uint8_t> bytes;
+  const runtime::Storage storage = runtime::storage_for(dtype, ctx.gpu().features().shader_f16);
+  if (graph::is_float(dtype)) {
+    const float f = static_cast<float>(value);
+    bytes = runtime::f32_to_storage({&f, 1}, storage);
+  } else if (dtype == DType::i32) {
+    const int32_t x = static_cast<int32_t>(value);
+    bytes.resize(4);
+    std::memcpy(bytes.data(), &x, 4);
+  } else {
+    bytes = {static_cast<uint8_t>(value != 0), 0, 0, 0};
+  }
+  b.owned = std::make_shared<gpu::Buffer>(ctx.gpu(), bytes.data(), bytes.size(), ctx.label() + " scalar");
+  b.binding = {b.owned.get(), 0, 0};
+  return b;
+}
+
+std::string check_rank_and_size(const runtime::NodeContext& ctx) {
+  auto check = [](const std::vector<int64_t>& shape) -> std::string {
+    if (shape.size() > 8) return "rank " + std::to_string(shape.size()) + " > 8";
+    if (numel(shape) >= (uint64_t{1} << 32)) return "2^32 elements or more";
+    return "";
+  };
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    if (ctx.input_value(i).kind != graph::ValueKind::Tensor) continue;
+    if (auto e = check(ctx.input_max_shape(i)); !e.empty()) return "input " + std::to_string(i) + ": " + e;
+  }
+  for (size_t i = 0; i < ctx.output_count(); ++i) {
+    if (auto e = check(ctx.output_max_shape(i)); !e.empty()) return "output " + std::to_string(i) + ": " + e;
+  }
+  return "";
+}
+
+}  // namespace wgx::ops

@@ -1,0 +1,14 @@
+// One registration function per op family (each defined in its folder); register.cpp calls them.
+#pragma once
+
+#include "runtime/op_kernel.h"
+
+namespace wgx::ops {
+
+void register_binary(runtime::KernelRegistry& registry);      // elementwise/
+void register_unary(runtime::KernelRegistry& registry);       // unary/
+void register_reductions(runtime::KernelRegistry& registry);  // reduce/
+void register_linalg(runtime::KernelRegistry& registry);      // linalg/
+void register_layout(runtime::KernelRegistry& registry);      // layout/
+
+}  // namespace wgx::ops

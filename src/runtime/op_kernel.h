@@ -1,0 +1,147 @@
+// The contract between the runtime and the op library. Each op (by graph op name) offers routes in
+// preference order; a route has an exact guard (why it cannot take this node, or "") and a
+// builder that makes the node's executable part once, at build time. Executing then only resizes
+// (when SymInts change) and records dispatches.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/context.h"
+#include "gpu/kernel.h"
+#include "gpu/recorder.h"
+#include "graph/graph.h"
+#include "runtime/storage.h"
+
+namespace wgx::runtime {
+
+// Runtime options by name (e.g. "sdpa_query_tile" = "32", "kv_cache_dtype" = "f16").
+using RuntimeOptions = std::map<std::string, std::string, std::less<>>;
+
+// Where a tensor value lives on the device.
+struct TensorRef {
+  const gpu::Buffer* buffer = nullptr;
+  uint64_t offset = 0;    // bytes into the buffer
+  uint64_t capacity = 0;  // bytes reserved (the tensor at its max shape)
+  Storage storage = Storage::F32;
+  graph::DType dtype = graph::DType::f32;  // what kernels compute with (bf16 -> f32, i64 -> i32)
+
+  gpu::BufferBinding binding() const { return {buffer, offset, capacity}; }
+};
+
+class Program;
+
+// What a route sees of its node, at build time and on every resize.
+class NodeContext {
+ public:
+  NodeContext(const Program& program, uint32_t node_index);
+
+  const graph::Graph& graph() const;
+  const graph::Node& node() const;
+  uint32_t index() const { return index_; }
+  std::string label() const;  // the node's label, or "#index op"
+  gpu::Context& gpu() const;
+  gpu::PipelineCache& pipelines() const;
+  const RuntimeOptions& options() const;
+
+  size_t input_count() const { return node().inputs.size(); }
+  size_t output_count() const { return node().outputs.size(); }
+  const graph::Value& input_value(size_t i) const;
+  const graph::TensorType& input_type(size_t i) const;
+  const graph::TensorType& output_type(size_t i) const;
+  const TensorRef& input(size_t i) const;
+  const TensorRef& output(size_t i) const;
+  // Sizes now (valid during resize) and at their max (valid always).
+  const std::vector<int64_t>& input_shape(size_t i) const;
+  const std::vector<int64_t>& output_shape(size_t i) const;
+  std::vector<int64_t> input_max_shape(size_t i) const;
+  std::vector<int64_t> output_max_shape(size_t i) const;
+  // A Sym input's current value, or a Scalar input's value.
+  int64_t sym_input(size_t i) const;
+  double scalar_input(size_t i) const;
+
+  // Attribute accessors; throw graph::GraphError when absent (schemas fill defaults).
+  const graph::Attr& attr(const std::string& name) const;
+  bool has_attr(const std::string& name) const;
+
+ private:
+  const Program& program_;
+  uint32_t index_;
+};
+
+// The executable part of one node.
+class NodeExec {
+ public:
+  virtual ~NodeExec() = default;
+  // Recompute dispatch sizes and params for the current shapes and SymInts. Must write every
+  // param it uses (nothing is kept implicitly between resizes).
+  virtual void resize(const NodeContext& ctx) = 0;
+  virtual void record(gpu::Recorder& rec) = 0;
+};
+
+struct Route {
+  std::string name;
+  // Empty when this route can run the node; otherwise why not (shown when no route fits).
+  std::function<std::string(const NodeContext&)> guard;
+  std::function<std::unique_ptr<NodeExec>(const NodeContext&)> build;
+};
+
+struct OpKernels {
+  std::string op;
+  std::vector<Route> routes;  // in preference order
+  // A view: output 0 shares input 0's storage and nothing runs (reshape of a contiguous tensor).
+  bool view = false;
+  // The kernel updates input 0 where it lies and output 0 is that storage (bound once,
+  // read_write): a mutation of input 0's buffer then needs no copy (cache updates).
+  bool in_place = false;
+};
+
+class KernelRegistry {
+ public:
+  // The registry with every op family of src/ops registered (defined in src/ops/register.cpp,
+  // so link wgx_ops to use it).
+  static const KernelRegistry& global();
+  void add(OpKernels kernels);
+  const OpKernels* find(std::string_view op) const;
+  std::vector<std::string> ops() const;
+
+ private:
+  std::map<std::string, OpKernels, std::less<>> ops_;
+};
+
+// Registers every op family (defined in src/ops/register.cpp).
+void register_all_ops(KernelRegistry& registry);
+
+// The common shape of a node's executable part: one kernel, one bind group, a uniform block of
+// params, and a workgroup count; `update` fills both from the current shapes.
+class DispatchExec : public NodeExec {
+ public:
+  struct Launch {
+    std::vector<uint32_t> params;  // 32-bit words of the kernel's uniform block
+    uint64_t workgroups = 0;       // linear count; the recorder splits it
+  };
+  using Update = std::function<Launch(const NodeContext&)>;
+
+  // `buffers` are the kernel's bindings after binding 0, which is the params block.
+  DispatchExec(const NodeContext& ctx, const gpu::Kernel& kernel,
+               std::vector<gpu::BufferBinding> buffers, size_t param_words, Update update);
+  void resize(const NodeContext& ctx) override;
+  void record(gpu::Recorder& rec) override;
+
+ private:
+  const gpu::Kernel& kernel_;
+  gpu::Buffer params_;
+  gpu::BindGroup group_;
+  Update update_;
+  uint64_t workgroups_ = 0;
+  std::string label_;
+  gpu::Context& gpu_;
+};
+
+}  // namespace wgx::runtime

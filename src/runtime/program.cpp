@@ -1,0 +1,425 @@
+#include "runtime/program.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "graph/error.h"
+#include "graph/validate.h"
+#include "runtime/memory_plan.h"
+
+namespace wgx::runtime {
+
+using graph::Graph;
+using graph::ValueId;
+using graph::ValueKind;
+
+namespace {
+
+// Writes a mutation's value into its buffer when the value could not be placed there directly.
+class CopyExec : public NodeExec {
+ public:
+  CopyExec(const TensorRef& from, const TensorRef& to) : from_(from), to_(to) {}
+  void resize(const NodeContext&) override {}
+  void record(gpu::Recorder& rec) override {
+    rec.copy(*from_.buffer, from_.offset, *to_.buffer, to_.offset, std::min(from_.capacity, to_.capacity));
+  }
+
+ private:
+  TensorRef from_, to_;
+};
+
+std::string node_name(const Graph& g, uint32_t i) {
+  const graph::Node& n = g.nodes[i];
+  return "node #" + std::to_string(i) + " (" + n.op + (n.label.empty() ? "" : " '" + n.label + "'") + ")";
+}
+
+uint64_t numel(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+}  // namespace
+
+struct Program::Impl {
+  Impl(gpu::Context& g, Graph gr, RuntimeOptions o, const KernelRegistry& k)
+      : gpu(g), graph(std::move(gr)), options(std::move(o)), kernels(k), pipelines(g) {}
+
+  gpu::Context& gpu;
+  Graph graph;
+  RuntimeOptions options;
+  const KernelRegistry& kernels;
+  gpu::PipelineCache pipelines;
+  bool profile = false;
+
+  std::vector<TensorRef> refs;                 // per value
+  std::vector<std::vector<int64_t>> shapes;    // per value, current sizes
+  std::vector<int64_t> sym_values;
+  bool dirty = true;                           // a SymInt changed since the last resize
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers;  // everything the program owns
+  std::vector<const gpu::Buffer*> constant_buffers;   // per graph constant
+  struct Step {
+    uint32_t node;
+    std::unique_ptr<NodeExec> exec;
+  };
+  std::vector<Step> steps;
+
+  const gpu::Buffer& own(uint64_t bytes, gpu::BufferKind kind, const std::string& label) {
+    buffers.push_back(std::make_unique<gpu::Buffer>(gpu, std::max<uint64_t>(bytes, 4), kind, label));
+    return *buffers.back();
+  }
+  const graph::NamedValue& named(const std::vector<graph::NamedValue>& list, std::string_view name,
+                                 const char* what) const {
+    for (const auto& nv : list) {
+      if (nv.name == name) return nv;
+    }
+    std::string known;
+    for (const auto& nv : list) known += (known.empty() ? "" : ", ") + nv.name;
+    throw std::invalid_argument(std::string("no ") + what + " named '" + std::string(name) +
+                                "' (the graph has: " + known + ")");
+  }
+  void update_shapes() {
+    for (size_t v = 0; v < graph.values.size(); ++v) {
+      if (graph.values[v].kind == ValueKind::Tensor) shapes[v] = graph::eval_shape(graph.values[v].type.shape, sym_values);
+    }
+  }
+};
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+// ---- NodeContext ------------------------------------------------------------------------------
+NodeContext::NodeContext(const Program& program, uint32_t node_index)
+    : program_(program), index_(node_index) {}
+const Graph& NodeContext::graph() const { return program_.impl_->graph; }
+const graph::Node& NodeContext::node() const { return graph().nodes[index_]; }
+std::string NodeContext::label() const {
+  const graph::Node& n = node();
+  return n.label.empty() ? "#" + std::to_string(index_) + " " + n.op : n.label;
+}
+gpu::Context& NodeContext::gpu() const { return program_.impl_->gpu; }
+gpu::PipelineCache& NodeContext::pipelines() const { return program_.impl_->pipelines; }
+const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
+const graph::Value& NodeContext::input_value(size_t i) const { return graph().value(node().inputs.at(i)); }
+const graph::TensorType& NodeContext::input_type(size_t i) const { return input_value(i).type; }
+const graph::TensorType& NodeContext::output_type(size_t i) const { return graph().type(node().outputs.at(i)); }
+const TensorRef& NodeContext::input(size_t i) const { return program_.impl_->refs.at(node().inputs.at(i)); }
+const TensorRef& NodeContext::output(size_t i) const { return program_.impl_->refs.at(node().outputs.at(i)); }
+const std::vector<int64_t>& NodeContext::input_shape(size_t i) const {
+  return program_.impl_->shapes.at(node().inputs.at(i));
+}
+const std::vector<int64_t>& NodeContext::output_shape(size_t i) const {
+  return program_.impl_->shapes.at(node().outputs.at(i));
+}
+std::vector<int64_t> NodeContext::input_max_shape(size_t i) const {
+  return graph::max_shape(input_type(i).shape, graph().syms);
+}
+std::vector<int64_t> NodeContext::output_max_shape(size_t i) const {
+  return graph::max_shape(output_type(i).shape, graph().syms);
+}
+int64_t NodeContext::sym_input(size_t i) const {
+  const graph::Value& v = input_value(i);
+  if (v.kind == ValueKind::Sym) return program_.impl_->sym_values.at(v.sym.index);
+  if (v.kind == ValueKind::Scalar) return v.scalar_i;
+  throw graph::GraphError(label() + ": input " + std::to_string(i) + " is not a SymInt");
+}
+double NodeContext::scalar_input(size_t i) const {
+  const graph::Value& v = input_value(i);
+  if (v.kind == ValueKind::Scalar) return v.type.dtype == graph::DType::f32 ? v.scalar_f : static_cast<double>(v.scalar_i);
+  if (v.kind == ValueKind::Sym) return static_cast<double>(program_.impl_->sym_values.at(v.sym.index));
+  throw graph::GraphError(label() + ": input " + std::to_string(i) + " is not a scalar");
+}
+const graph::Attr& NodeContext::attr(const std::string& name) const {
+  auto it = node().attrs.find(name);
+  if (it == node().attrs.end()) throw graph::GraphError(label() + ": no attribute '" + name + "'");
+  return it->second;
+}
+bool NodeContext::has_attr(const std::string& name) const { return node().attrs.count(name) > 0; }
+
+// ---- Build --------------------------------------------------------------------------------------
+Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& weights,
+                 RuntimeOptions options, const KernelRegistry& kernels)
+    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), std::move(options), kernels)) {
+  Impl& m = *impl_;
+  const Graph& g = m.graph;
+  graph::validate(g);
+  m.profile = m.options.count("profile") && m.options.at("profile") == "1";
+  const bool f16 = gpu.features().shader_f16;
+  const size_t nv = g.values.size();
+  m.refs.resize(nv);
+  m.shapes.resize(nv);
+  m.sym_values.resize(g.syms.size());
+  for (size_t s = 0; s < g.syms.size(); ++s) m.sym_values[s] = g.syms[s].max;
+
+  // Storage kind and capacity of every tensor value.
+  std::vector<uint64_t> capacity(nv, 0);
+  for (size_t v = 0; v < nv; ++v) {
+    const graph::Value& val = g.values[v];
+    if (val.kind != ValueKind::Tensor) continue;
+    m.refs[v].storage = storage_for(val.type.dtype, f16);
+    m.refs[v].dtype = compute_dtype(val.type.dtype);
+    auto bytes = m.refs[v].storage == Storage::Q4
+                     ? graph::tensor_bytes(val.type, g.syms)
+                     : std::optional<uint64_t>(storage_bytes(m.refs[v].storage,
+                                                             static_cast<uint64_t>(graph::max_numel(val.type.shape, g.syms).value_or(0))));
+    if (!bytes) throw graph::GraphError("value %" + std::to_string(v) + ": size overflows");
+    capacity[v] = gpu::round_up(std::max<uint64_t>(*bytes, 4), 4);
+    if (capacity[v] > gpu.limits().max_storage_buffer_binding_size) {
+      throw gpu::GpuError(gpu::ErrorKind::OutOfMemory, val.name,
+                          "value %" + std::to_string(v) + " needs " + std::to_string(capacity[v]) +
+                              " bytes, over the device's maxStorageBufferBindingSize");
+    }
+  }
+
+  // Which node kernels apply, and which outputs share storage with an input.
+  std::vector<const OpKernels*> ops(g.nodes.size());
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    ops[i] = m.kernels.find(g.nodes[i].op);
+    if (!ops[i]) throw graph::GraphError(node_name(g, i) + ": wgx has no kernels for op '" + g.nodes[i].op + "'");
+  }
+  MemoryPlanInput plan_in;
+  plan_in.capacity = capacity;
+  plan_in.graph = &g;
+  plan_in.views.assign(g.nodes.size(), false);
+  plan_in.in_place.assign(g.nodes.size(), false);
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    plan_in.views[i] = ops[i]->view;
+    plan_in.in_place[i] = ops[i]->in_place;
+  }
+  const MemoryPlan plan = plan_memory(plan_in);
+
+  // Device memory: constants, state, inputs, the intermediate arena.
+  m.constant_buffers.resize(g.constants.size());
+  for (size_t c = 0; c < g.constants.size(); ++c) {
+    const graph::Constant& k = g.constants[c];
+    const TensorRef& r = m.refs[k.value];
+    std::vector<uint8_t> bytes = to_storage(g.type(k.value).dtype, weights.bytes(k.data), r.storage, k.name);
+    m.buffers.push_back(std::make_unique<gpu::Buffer>(gpu, bytes.data(), bytes.size(), k.name));
+    m.constant_buffers[c] = m.buffers.back().get();
+    memory_.constants += m.buffers.back()->allocated();
+  }
+  std::vector<const gpu::Buffer*> root_buffer(nv, nullptr);
+  for (size_t c = 0; c < g.constants.size(); ++c) root_buffer[g.constants[c].value] = m.constant_buffers[c];
+  for (const graph::MutableBuffer& b : g.buffers) {
+    root_buffer[b.value] = &m.own(capacity[b.value], gpu::BufferKind::Storage, b.name);
+    memory_.state += root_buffer[b.value]->allocated();
+  }
+  for (const graph::NamedValue& in : g.inputs) {
+    root_buffer[in.value] = &m.own(capacity[in.value], gpu::BufferKind::Storage, in.name);
+    memory_.inputs += root_buffer[in.value]->allocated();
+  }
+  std::vector<const gpu::Buffer*> slots;
+  for (size_t s = 0; s < plan.slot_bytes.size(); ++s) {
+    slots.push_back(&m.own(plan.slot_bytes[s], gpu::BufferKind::Storage, "intermediate " + std::to_string(s)));
+  }
+  memory_.intermediates = plan.planned_bytes();
+  memory_.unplanned = plan.unplanned_bytes;
+  for (size_t v = 0; v < nv; ++v) {
+    if (g.values[v].kind != ValueKind::Tensor) continue;
+    const ValueId root = plan.root[v];
+    TensorRef& r = m.refs[v];
+    r.capacity = capacity[v];
+    if (root_buffer[root]) {
+      r.buffer = root_buffer[root];
+      r.offset = 0;
+    } else if (plan.slot[root] != kNoSlot) {
+      r.buffer = slots[plan.slot[root]];
+    }
+  }
+
+  // A route for every node, then its executable part.
+  m.update_shapes();
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    RouteChoice choice{i, g.nodes[i].op, g.nodes[i].label, "", {}};
+    NodeContext ctx(*this, i);
+    if (ops[i]->view) {
+      choice.route = "view";
+    } else {
+      for (const Route& route : ops[i]->routes) {
+        std::string why = route.guard ? route.guard(ctx) : std::string();
+        if (!why.empty()) {
+          choice.rejected.push_back(route.name + ": " + why);
+          continue;
+        }
+        choice.route = route.name;
+        m.steps.push_back({i, route.build(ctx)});
+        break;
+      }
+      if (choice.route.empty()) {
+        std::string why;
+        for (const auto& r : choice.rejected) why += "\n  " + r;
+        throw graph::GraphError(node_name(g, i) + ": no route can run it:" + why);
+      }
+    }
+    for (const auto& [value, buffer] : plan.copies_after[i]) {
+      ++mutation_copies_;
+      m.steps.push_back({i, std::make_unique<CopyExec>(m.refs[value], m.refs[g.buffers[buffer].value])});
+    }
+    routes_.push_back(std::move(choice));
+  }
+  reset_state();
+}
+
+Program::~Program() = default;
+
+// ---- Execute ------------------------------------------------------------------------------------
+void Program::set_sym(std::string_view name, int64_t value) {
+  Impl& m = *impl_;
+  auto id = graph::find_sym(m.graph, name);
+  if (!id) throw std::invalid_argument("no SymInt named '" + std::string(name) + "'");
+  const graph::SymInt& s = m.graph.syms[id->index];
+  if (value < s.min || value > s.max) {
+    throw std::invalid_argument("SymInt '" + s.name + "' = " + std::to_string(value) + " is outside its range [" +
+                                std::to_string(s.min) + ", " + std::to_string(s.max) + "]");
+  }
+  if (m.sym_values[id->index] != value) {
+    m.sym_values[id->index] = value;
+    m.dirty = true;
+  }
+}
+
+void Program::set_input(std::string_view name, std::span<const uint8_t> bytes, std::vector<int64_t> shape) {
+  Impl& m = *impl_;
+  const graph::NamedValue& in = m.named(m.graph.inputs, name, "input");
+  const graph::TensorType& type = m.graph.type(in.value);
+  if (shape.size() != type.shape.size()) {
+    throw std::invalid_argument("input '" + in.name + "' has rank " + std::to_string(type.shape.size()) +
+                                ", got a shape of rank " + std::to_string(shape.size()));
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const graph::Dim& dim = type.shape[d];
+    if (dim.is_const()) {
+      if (dim.value() != shape[d]) {
+        throw std::invalid_argument("input '" + in.name + "' dim " + std::to_string(d) + " must be " +
+                                    std::to_string(dim.value()) + ", got " + std::to_string(shape[d]));
+      }
+      continue;
+    }
+    auto sym_value = dim.solve(shape[d]);
+    if (!sym_value) {
+      throw std::invalid_argument("input '" + in.name + "' dim " + std::to_string(d) + " (" +
+                                  graph::to_string(dim, &m.graph.syms) + ") cannot be " + std::to_string(shape[d]));
+    }
+    set_sym(m.graph.syms[dim.sym().index].name, *sym_value);
+  }
+  const uint64_t n = numel(shape);
+  const uint64_t expect = n * graph::element_bytes(type.dtype);
+  if (bytes.size() != expect) {
+    throw std::invalid_argument("input '" + in.name + "' of shape " + graph::to_string(graph::Shape(shape.begin(), shape.end())) +
+                                " needs " + std::to_string(expect) + " bytes of " + graph::dtype_name(type.dtype) +
+                                ", got " + std::to_string(bytes.size()));
+  }
+  const TensorRef& r = m.refs[in.value];
+  std::vector<uint8_t> stored = to_storage(type.dtype, bytes, r.storage, in.name);
+  if (!stored.empty()) gpu::upload(m.gpu, *r.buffer, r.offset, stored.data(), stored.size());
+}
+
+void Program::execute() {
+  Impl& m = *impl_;
+  if (m.dirty) {
+    m.update_shapes();
+    for (auto& step : m.steps) step.exec->resize(NodeContext(*this, step.node));
+    m.dirty = false;
+  }
+  gpu::Recorder rec(m.gpu, "execute", m.profile);
+  for (auto& step : m.steps) step.exec->record(rec);
+  dispatches_ = rec.dispatches();
+  rec.submit();
+  if (m.profile) timings_ = rec.timings();
+}
+
+std::vector<int64_t> Program::output_shape(std::string_view name) const {
+  const Impl& m = *impl_;
+  return m.shapes[m.named(m.graph.outputs, name, "output").value];
+}
+
+std::vector<uint8_t> Program::read_storage(std::string_view name) const {
+  const Impl& m = *impl_;
+  const ValueId v = m.named(m.graph.outputs, name, "output").value;
+  const TensorRef& r = m.refs[v];
+  const uint64_t bytes = r.storage == Storage::Q4 ? r.capacity : storage_bytes(r.storage, numel(m.shapes[v]));
+  std::vector<uint8_t> out(bytes);
+  if (bytes) gpu::download(m.gpu, *r.buffer, r.offset, bytes, out.data());
+  return out;
+}
+
+std::vector<float> Program::read_f32(std::string_view name) const {
+  const Impl& m = *impl_;
+  const ValueId v = m.named(m.graph.outputs, name, "output").value;
+  return storage_to_f32(m.refs[v].storage, read_storage(name), numel(m.shapes[v]));
+}
+
+std::vector<float> Program::read_state_f32(std::string_view name) const {
+  const Impl& m = *impl_;
+  for (const graph::MutableBuffer& b : m.graph.buffers) {
+    if (b.name != name) continue;
+    const TensorRef& r = m.refs[b.value];
+    const uint64_t n = numel(graph::max_shape(m.graph.type(b.value).shape, m.graph.syms));
+    std::vector<uint8_t> bytes(storage_bytes(r.storage, n));
+    gpu::download(m.gpu, *r.buffer, r.offset, bytes.size(), bytes.data());
+    return storage_to_f32(r.storage, bytes, n);
+  }
+  throw std::invalid_argument("no mutable buffer named '" + std::string(name) + "'");
+}
+
+void Program::reset_state() {
+  Impl& m = *impl_;
+  if (m.graph.buffers.empty()) return;
+  gpu::Recorder rec(m.gpu, "reset state");
+  for (const graph::MutableBuffer& b : m.graph.buffers) {
+    const TensorRef& r = m.refs[b.value];
+    if (b.init == graph::BufferInit::Zeros) {
+      rec.clear(*r.buffer, r.offset, r.capacity);
+    } else if (b.init == graph::BufferInit::Constant) {
+      const TensorRef& c = m.refs[m.graph.constants.at(b.constant).value];
+      rec.copy(*c.buffer, c.offset, *r.buffer, r.offset, std::min(c.capacity, r.capacity));
+    }
+  }
+  rec.submit();
+}
+
+std::string Program::describe() const {
+  const Impl& m = *impl_;
+  const Graph& g = m.graph;
+  std::ostringstream s;
+  auto name = [&](ValueId v) {
+    const graph::Value& val = g.values[v];
+    if (val.kind == ValueKind::Scalar) {
+      return val.type.dtype == graph::DType::f32 ? std::to_string(val.scalar_f) : std::to_string(val.scalar_i);
+    }
+    if (val.kind == ValueKind::Sym) return g.syms[val.sym.index].name;
+    return "%" + std::to_string(v) + (val.name.empty() ? "" : "(" + val.name + ")");
+  };
+  for (const graph::NamedValue& in : g.inputs) {
+    s << "input  " << name(in.value) << " : " << graph::to_string(g.type(in.value), &g.syms) << "\n";
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const graph::Node& n = g.nodes[i];
+    std::string outs, ins;
+    for (ValueId v : n.outputs) outs += (outs.empty() ? "" : ", ") + name(v);
+    for (ValueId v : n.inputs) ins += (ins.empty() ? "" : ", ") + name(v);
+    s << outs << " = " << n.op << "(" << ins << ") : "
+      << graph::to_string(g.type(n.outputs.at(0)), &g.syms) << "  [" << routes_[i].route << "]";
+    if (!n.label.empty()) s << "  " << n.label;
+    s << "\n";
+  }
+  const auto mib = human_bytes;
+  s << "memory: constants " << mib(memory_.constants) << ", state " << mib(memory_.state) << ", inputs "
+    << mib(memory_.inputs) << ", intermediates " << mib(memory_.intermediates) << " (without reuse "
+    << mib(memory_.unplanned) << "), total " << mib(memory_.total()) << "\n";
+  return s.str();
+}
+
+}  // namespace wgx::runtime

@@ -1,0 +1,54 @@
+// Shared helpers for runtime tests: a shared GPU context, random data, tolerant comparison.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gpu/context.h"
+
+namespace wgx::runtime::testing {
+
+inline gpu::Context& shared_context() {
+  static std::unique_ptr<gpu::Context> ctx = [] {
+    gpu::ContextOptions o = gpu::ContextOptions::from_env();
+    o.announce = false;
+    return std::make_unique<gpu::Context>(o);
+  }();
+  return *ctx;
+}
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -2.f, float hi = 2.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+inline std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// The f32 tolerance of the project: abs 1e-4 OR rel 1e-3, per element.
+inline ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want,
+                                        double abs_tol = 1e-4, double rel_tol = 1e-3) {
+  if (got.size() != want.size()) {
+    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], w = want[i];
+    if (std::isnan(w) ? !std::isnan(g) : !(std::abs(g - w) <= abs_tol || std::abs(g - w) <= rel_tol * std::abs(w))) {
+      return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace wgx::runtime::testing

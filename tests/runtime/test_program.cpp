@@ -1,0 +1,126 @@
+// Program behaviour, with elementwise adds as the vehicle: dynamic shapes through one built
+// program, views, memory reuse, and the build-time and input errors.
+#include "graph/builder.h"
+#include "graph/error.h"
+#include "runtime/program.h"
+#include "runtime_test_util.h"
+
+namespace wgx::runtime {
+namespace {
+
+using graph::DType;
+using graph::GraphBuilder;
+using graph::Shape;
+using testing::bytes_of;
+using testing::close;
+using testing::random_floats;
+using testing::shared_context;
+
+TEST(Program, DynamicShapesResizeWithoutRebuilding) {
+  GraphBuilder b;
+  auto seq = b.sym("seq", 1, 100);
+  auto x = b.input("x", DType::f32, {seq, 64});
+  auto w = b.constant("w", DType::f32, {64}, bytes_of(random_floats(64, 8)));
+  b.output("y", b.op1("add", {x, w}));
+  const graph::Graph g = b.build();
+  Program prog(shared_context(), g, b.weights());
+  const auto vw = random_floats(64, 8);
+  for (int64_t s : {7, 100, 3, 1}) {
+    const auto vx = random_floats(static_cast<size_t>(s) * 64, static_cast<uint32_t>(s));
+    prog.set_input<float>("x", vx, {s, 64});
+    prog.execute();
+    std::vector<float> want(vx.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = vx[i] + vw[i % 64];
+    EXPECT_EQ(prog.output_shape("y"), (std::vector<int64_t>{s, 64}));
+    EXPECT_TRUE(close(prog.read_f32("y"), want)) << "seq " << s;
+  }
+}
+
+TEST(Program, ViewsShareStorageAndRunNothing) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::f32, {6, 35});
+  auto r = b.op1("reshape", {x}, {{"shape", Shape{2, 3, 35}}});
+  auto u = b.op1("unsqueeze", {r}, {{"dim", 0}});
+  b.output("y", b.op1("add", {u, u}));
+  Program prog(shared_context(), b.build(), b.weights());
+  ASSERT_EQ(prog.routes().size(), 3u);
+  EXPECT_EQ(prog.routes()[0].route, "view");
+  EXPECT_EQ(prog.routes()[1].route, "view");
+  EXPECT_EQ(prog.routes()[2].route, "binary");
+  const auto vx = random_floats(210, 9);
+  prog.set_input<float>("x", vx, {6, 35});
+  prog.execute();
+  EXPECT_EQ(prog.dispatches_per_execute(), 1u);
+  std::vector<float> want(vx);
+  for (auto& v : want) v *= 2;
+  EXPECT_TRUE(close(prog.read_f32("y"), want));
+  EXPECT_EQ(prog.output_shape("y"), (std::vector<int64_t>{1, 2, 3, 35}));
+}
+
+TEST(Program, IntermediatesReuseMemory) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::f32, {1024});
+  graph::ValueId v = x;
+  for (int i = 0; i < 8; ++i) v = b.op1("add", {v, x});
+  b.output("y", v);
+  Program prog(shared_context(), b.build(), b.weights());
+  // Eight node outputs of 4 KiB, but at most two are alive at once.
+  EXPECT_EQ(prog.memory().unplanned, 8u * 4096);
+  EXPECT_EQ(prog.memory().intermediates, 2u * 4096);
+  const auto vx = random_floats(1024, 10);
+  prog.set_input<float>("x", vx, {1024});
+  prog.execute();
+  std::vector<float> want(vx);
+  for (auto& w : want) w *= 9;
+  EXPECT_TRUE(close(prog.read_f32("y"), want));
+}
+
+TEST(Program, OpWithoutKernelsIsABuildErrorNamingTheNode) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::f32, {4, 4});
+  b.output("y", b.op1("add", {x, x}, {}, "the.add"));
+  const KernelRegistry empty;
+  try {
+    Program prog(shared_context(), b.build(), b.weights(), {}, empty);
+    FAIL() << "built a program with an op that has no kernels";
+  } catch (const graph::GraphError& e) {
+    EXPECT_NE(std::string(e.what()).find("the.add"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no kernels for op 'add'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Program, NoFittingRouteListsWhyEachWasRejected) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::f32, {5});
+  b.output("y", b.op1("add", {x, x}, {}, "picky.add"));
+  KernelRegistry picky;
+  auto never = [](const char* why) { return [why](const NodeContext&) { return std::string(why); }; };
+  picky.add({"add", {{"tiled", never("K is not a multiple of 64"), nullptr},
+                     {"general", never("needs rank 2"), nullptr}}});
+  try {
+    Program prog(shared_context(), b.build(), b.weights(), {}, picky);
+    FAIL() << "built a node no route accepts";
+  } catch (const graph::GraphError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("picky.add"), std::string::npos) << what;
+    EXPECT_NE(what.find("tiled: K is not a multiple of 64"), std::string::npos) << what;
+    EXPECT_NE(what.find("general: needs rank 2"), std::string::npos) << what;
+  }
+}
+
+TEST(Program, BadInputsAreClearErrors) {
+  GraphBuilder b;
+  auto seq = b.sym("seq", 1, 8);
+  auto x = b.input("x", DType::f32, {seq, 4});
+  b.output("y", b.op1("add", {x, x}));
+  Program prog(shared_context(), b.build(), b.weights());
+  std::vector<float> v(40);
+  EXPECT_THROW(prog.set_input<float>("x", v, {10, 4}), std::invalid_argument);  // seq > 8
+  EXPECT_THROW(prog.set_input<float>("x", v, {2, 5}), std::invalid_argument);   // dim 1 is 4
+  EXPECT_THROW(prog.set_input<float>("x", v, {2, 4}), std::invalid_argument);   // 40 floats for 8
+  EXPECT_THROW(prog.set_input<float>("nope", v, {10, 4}), std::invalid_argument);
+  EXPECT_THROW(prog.set_sym("seq", 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace wgx::runtime

@@ -1,0 +1,101 @@
+// Persistent state: a mutable buffer accumulates across executions (written in place or through
+// a copy), mutation-only values are not outputs, reset clears it. The negative control, a fresh
+// program per step, must diverge: it proves the accumulation is real.
+#include "graph/builder.h"
+#include "runtime/program.h"
+#include "runtime_test_util.h"
+
+namespace wgx::runtime {
+namespace {
+
+using graph::DType;
+using graph::GraphBuilder;
+using testing::close;
+using testing::random_floats;
+using testing::shared_context;
+
+// acc <- acc + x (acc_first: acc is input 0, which lets the add write into the buffer itself).
+graph::Graph accumulator(GraphBuilder& b, bool acc_first, bool also_output) {
+  auto acc = b.mutable_buffer("acc", DType::f32, {5, 7});
+  auto x = b.input("x", DType::f32, {5, 7});
+  auto sum = acc_first ? b.op1("add", {acc, x}) : b.op1("add", {x, acc});
+  b.mutate(acc, sum);
+  if (also_output) b.output("sum", sum);
+  b.output("twice", b.op1("add", {x, x}));
+  return b.build();
+}
+
+class State : public ::testing::TestWithParam<bool> {};
+
+TEST_P(State, AccumulatesAcrossExecutionsAndResets) {
+  GraphBuilder b;
+  Program prog(shared_context(), accumulator(b, GetParam(), false), b.weights());
+  EXPECT_EQ(prog.mutation_copies(), 1u);  // add reads acc: its result is copied back
+  std::vector<float> total(35, 0.f);
+  for (int step = 0; step < 4; ++step) {
+    const auto x = random_floats(35, 100 + step);
+    for (size_t i = 0; i < 35; ++i) total[i] += x[i];
+    prog.set_input<float>("x", x, {5, 7});
+    prog.execute();
+  }
+  EXPECT_TRUE(close(prog.read_state_f32("acc"), total));
+  EXPECT_THROW(prog.read_f32("acc"), std::invalid_argument);  // mutation-only: not an output
+  prog.reset_state();
+  EXPECT_EQ(prog.read_state_f32("acc"), std::vector<float>(35, 0.f));
+}
+
+INSTANTIATE_TEST_SUITE_P(AccumulatorOperandOrder, State, ::testing::Bool(),
+                         [](const auto& tp) { return tp.param ? "AccFirst" : "AccSecond"; });
+
+TEST(State, AValueThatDoesNotReadTheBufferIsWrittenIntoItsStorage) {
+  GraphBuilder b;
+  auto last = b.mutable_buffer("last", DType::f32, {3, 11});
+  auto x = b.input("x", DType::f32, {3, 11});
+  b.mutate(last, b.op1("add", {x, x}));
+  b.output("y", b.op1("mul", {x, x}));
+  Program prog(shared_context(), b.build(), b.weights());
+  EXPECT_EQ(prog.mutation_copies(), 0u);  // aliased: the add writes into "last" itself
+  const auto vx = random_floats(33, 12);
+  prog.set_input<float>("x", vx, {3, 11});
+  prog.execute();
+  std::vector<float> want(vx);
+  for (auto& v : want) v *= 2;
+  EXPECT_TRUE(close(prog.read_state_f32("last"), want));
+}
+
+TEST(State, AMutationThatIsAlsoAnOutputIsReturned) {
+  GraphBuilder b;
+  Program prog(shared_context(), accumulator(b, true, true), b.weights());
+  const auto x = random_floats(35, 7);
+  prog.set_input<float>("x", x, {5, 7});
+  prog.execute();
+  prog.execute();
+  std::vector<float> want(x);
+  for (auto& v : want) v *= 2;
+  EXPECT_TRUE(close(prog.read_f32("sum"), want));
+}
+
+TEST(State, FreshProgramPerStepDiverges) {
+  // Negative control: without the persistent buffer carrying over, the result is only the last x.
+  std::vector<float> persistent, fresh;
+  {
+    GraphBuilder b;
+    Program prog(shared_context(), accumulator(b, true, true), b.weights());
+    for (int step = 0; step < 3; ++step) {
+      prog.set_input<float>("x", random_floats(35, 200 + step), {5, 7});
+      prog.execute();
+    }
+    persistent = prog.read_f32("sum");
+  }
+  for (int step = 0; step < 3; ++step) {
+    GraphBuilder b;
+    Program prog(shared_context(), accumulator(b, true, true), b.weights());
+    prog.set_input<float>("x", random_floats(35, 200 + step), {5, 7});
+    prog.execute();
+    fresh = prog.read_f32("sum");
+  }
+  EXPECT_FALSE(close(persistent, fresh));
+}
+
+}  // namespace
+}  // namespace wgx::runtime
