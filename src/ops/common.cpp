@@ -48,29 +48,48 @@ uint64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+namespace {
+
+// One element of `dtype`'s storage holding `value`, padded to a word.
+std::vector<uint8_t> scalar_bytes(const runtime::NodeContext& ctx, double value, DType dtype) {
+  const runtime::Storage storage = runtime::storage_for(dtype, ctx.gpu().features().shader_f16);
+  if (graph::is_float(dtype)) {
+    const float f = static_cast<float>(value);
+    return runtime::f32_to_storage({&f, 1}, storage);
+  }
+  std::vector<uint8_t> bytes(4, 0);
+  if (storage == runtime::Storage::I32) {
+    const int32_t x = static_cast<int32_t>(value);
+    std::memcpy(bytes.data(), &x, 4);
+  } else if (dtype == DType::boolean) {
+    bytes[0] = value != 0 ? 1 : 0;
+  } else {  // u8: the low byte, as PyTorch's cast keeps it
+    bytes[0] = static_cast<uint8_t>(static_cast<int64_t>(value));
+  }
+  return bytes;
+}
+
+}  // namespace
+
 InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, DType dtype) {
   const graph::Value& v = ctx.input_value(i);
   InputBinding b;
+  b.input = i;
+  b.dtype = dtype;
   if (v.kind == graph::ValueKind::Tensor) {
     b.binding = ctx.input(i).binding();
     return b;
   }
-  const double value = ctx.scalar_input(i);
-  std::vector<uint8_t> bytes;
-  const runtime::Storage storage = runtime::storage_for(dtype, ctx.gpu().features().shader_f16);
-  if (graph::is_float(dtype)) {
-    const float f = static_cast<float>(value);
-    bytes = runtime::f32_to_storage({&f, 1}, storage);
-  } else if (dtype == DType::i32) {
-    const int32_t x = static_cast<int32_t>(value);
-    bytes.resize(4);
-    std::memcpy(bytes.data(), &x, 4);
-  } else {
-    bytes = {static_cast<uint8_t>(value != 0), 0, 0, 0};
-  }
+  const std::vector<uint8_t> bytes = scalar_bytes(ctx, ctx.scalar_input(i), dtype);
   b.owned = std::make_shared<gpu::Buffer>(ctx.gpu(), bytes.data(), bytes.size(), ctx.label() + " scalar");
   b.binding = {b.owned.get(), 0, 0};
   return b;
+}
+
+void InputBinding::refresh(const runtime::NodeContext& ctx) const {
+  if (!owned || ctx.input_value(input).kind != graph::ValueKind::Sym) return;
+  const std::vector<uint8_t> bytes = scalar_bytes(ctx, ctx.scalar_input(input), dtype);
+  gpu::upload(ctx.gpu(), *owned, 0, bytes.data(), bytes.size());
 }
 
 std::string check_rank_and_size(const runtime::NodeContext& ctx) {

@@ -26,12 +26,18 @@ std::vector<uint32_t> broadcast_strides(const std::vector<int64_t>& in, const st
 
 uint64_t numel(const std::vector<int64_t>& shape);
 
-// An input that is a tensor already, or a Scalar/Sym input turned into a one-element buffer of
-// `dtype` at build time (owned by the returned holder).
+// An input that is a tensor already, or a Scalar/Sym input held in a one-element buffer of
+// `dtype` (owned by the returned holder). A Sym's value changes between executions: call
+// refresh() from the resize hook.
 struct InputBinding {
   gpu::BufferBinding binding;
   std::shared_ptr<gpu::Buffer> owned;
   std::vector<int64_t> scalar_shape;  // {} for a scalar: broadcasts everywhere
+  size_t input = 0;
+  graph::DType dtype = graph::DType::f32;
+
+  // Re-uploads a Sym input's current value (a no-op for tensors and constant scalars).
+  void refresh(const runtime::NodeContext& ctx) const;
 };
 InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, graph::DType dtype);
 

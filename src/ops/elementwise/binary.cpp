@@ -49,6 +49,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   };
   // The scalar buffers must live as long as the exec: the update lambda keeps them.
   auto update = [a, b, per_word, shape_of](const NodeContext& c) {
+    a.refresh(c);
+    b.refresh(c);
     const std::vector<int64_t>& out = c.output_shape(0);
     const std::vector<int64_t> sa = shape_of(c, 0, a), sb = shape_of(c, 1, b);
     DispatchExec::Launch l;

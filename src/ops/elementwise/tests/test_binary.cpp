@@ -153,5 +153,23 @@ TEST(Binary, ScalarOperandsBroadcast) {
   EXPECT_TRUE(close(prog.read_f32("y"), want));
 }
 
+TEST(Binary, SymOperandsTakeTheirCurrentValue) {
+  // positions + input_pos, as rotary embeddings and cache writes use it.
+  GraphBuilder b;
+  auto pos = b.sym("input_pos", 0, 1000);
+  auto x = b.input("x", DType::i32, {7});
+  b.output("y", b.op1("add", {x, b.sym_value(pos)}));
+  Program prog(shared_context(), b.build(), b.weights());
+  std::vector<int32_t> vx(7);
+  for (int i = 0; i < 7; ++i) vx[i] = i;
+  prog.set_input<int32_t>("x", vx, {7});
+  for (int64_t p : {0, 5, 999}) {
+    prog.set_sym("input_pos", p);
+    prog.execute();
+    const auto got = prog.read_f32("y");
+    for (int i = 0; i < 7; ++i) EXPECT_EQ(got[i], static_cast<float>(i + p)) << "input_pos " << p;
+  }
+}
+
 }  // namespace
 }  // namespace wgx::runtime
