@@ -10,5 +10,7 @@ void register_unary(runtime::KernelRegistry& registry);       // unary/
 void register_reductions(runtime::KernelRegistry& registry);  // reduce/
 void register_linalg(runtime::KernelRegistry& registry);      // linalg/
 void register_layout(runtime::KernelRegistry& registry);      // layout/
+void register_transformer(runtime::KernelRegistry& registry);  // transformer/: rope, swiglu, add_rms_norm
+void register_attention(runtime::KernelRegistry& registry);    // attention/: update_cache, sdpa_with_kv_cache
 
 }  // namespace wgx::ops

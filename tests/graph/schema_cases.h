@@ -24,6 +24,7 @@ inline void PrintTo(const SchemaCase& c, std::ostream* os) { *os << c.op; }
 
 const std::vector<SchemaCase>& elementwise_cases();
 const std::vector<SchemaCase>& shape_cases();
+const std::vector<SchemaCase>& transformer_cases();
 
 inline void check_case(const SchemaCase& c) {
   const std::string got = infer_text(c.op, c.inputs, c.attrs);

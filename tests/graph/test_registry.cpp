@@ -12,7 +12,7 @@ TEST(GraphRegistry, EveryCoreOpHasGoodAndBadCases) {
   std::set<std::string> good = {"exp",  "log",  "sqrt", "rsqrt", "sigmoid",   "silu",
                                 "gelu", "tanh", "sin",  "cos",   "reciprocal"};  // the unary loops
   std::set<std::string> bad = good;
-  for (const auto* table : {&elementwise_cases(), &shape_cases()}) {
+  for (const auto* table : {&elementwise_cases(), &shape_cases(), &transformer_cases()}) {
     for (const SchemaCase& c : *table) (c.expect[0] == '!' ? bad : good).insert(c.op);
   }
   const std::vector<std::string> names = OpRegistry::global().names();

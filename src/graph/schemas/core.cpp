@@ -10,6 +10,7 @@ void register_core_schemas(OpRegistry& registry) {
   schemas::register_layout(registry);
   schemas::register_reshape(registry);
   schemas::register_indexing(registry);
+  schemas::register_transformer(registry);
 }
 
 }  // namespace wgx::graph

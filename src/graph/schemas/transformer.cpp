@@ -1,0 +1,200 @@
+// The transformer ops: rotary embeddings, the SwiGLU gate, the residual add fused with RMSNorm,
+// the fused QKV projection, and attention over an in-graph KV cache.
+//
+// Layouts: activations per token are [batch, seq, heads, head_dim] (what a projection followed
+// by a reshape gives); caches are [batch, kv_heads, max_seq, head_dim]. `input_pos` (a Sym) is
+// the position of the first new token; token s of the step sits at input_pos + s.
+#include "graph/error.h"
+#include "graph/schemas/families.h"
+#include "graph/schemas/infer_util.h"
+#include "graph/text.h"
+
+namespace wgx::graph::schemas {
+
+namespace {
+
+InputSpec position_input() {
+  return {.name = "input_pos", .dtypes = kIndexTypes, .max_rank = 0, .scalar_ok = true};
+}
+
+void require_float_match(const InferContext& ctx, size_t a, size_t b) {
+  if (ctx.dtype(a) != ctx.dtype(b)) {
+    throw GraphError(str("input ", b, " is ", ctx.dtype(b), " but input ", a, " is ", ctx.dtype(a)));
+  }
+}
+
+// rope(x [B, S, H, D], input_pos): rotates pairs of channels by position * frequency.
+// layout "rotate_half" pairs channel i with i + D/2 (Hugging Face); "interleaved" pairs 2i, 2i+1.
+// scaling "llama3" applies Llama 3.1's frequency scaling (factor, low/high_freq_factor,
+// original_max_position).
+OpSchema rope() {
+  OpSchema s;
+  s.name = "rope";
+  s.inputs = {{.name = "x", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4}, position_input()};
+  s.attrs = {AttrSpec::defaulted("theta", 10000.0),
+             AttrSpec::defaulted("layout", "rotate_half"),
+             AttrSpec::defaulted("scaling", "none"),
+             AttrSpec::defaulted("factor", 8.0),
+             AttrSpec::defaulted("low_freq_factor", 1.0),
+             AttrSpec::defaulted("high_freq_factor", 4.0),
+             AttrSpec::defaulted("original_max_position", int64_t{8192})};
+  s.infer = [](const InferContext& ctx) {
+    const Dim& d = ctx.shape(0)[3];
+    if (!d.is_const() || d.value() % 2 != 0) return InferResult::fail("head_dim must be a constant even size");
+    const std::string& layout = ctx.attr_string("layout");
+    if (layout != "rotate_half" && layout != "interleaved") {
+      return InferResult::fail(str("layout is \"", layout, "\", not \"rotate_half\" or \"interleaved\""));
+    }
+    const std::string& scaling = ctx.attr_string("scaling");
+    if (scaling != "none" && scaling != "llama3") {
+      return InferResult::fail(str("scaling is \"", scaling, "\", not \"none\" or \"llama3\""));
+    }
+    if (!(ctx.attr_float("theta") > 0)) return InferResult::fail("theta must be > 0");
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+// swiglu(gate, up) = silu(gate) * up, elementwise over equal shapes.
+OpSchema swiglu() {
+  OpSchema s;
+  s.name = "swiglu";
+  s.inputs = {{.name = "gate", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "up", .dtypes = kFloatTypes, .min_rank = 1}};
+  s.infer = [](const InferContext& ctx) {
+    require_float_match(ctx, 0, 1);
+    if (ctx.shape(0) != ctx.shape(1)) {
+      return InferResult::fail(str("gate ", shape_text(ctx, ctx.shape(0)), " and up ",
+                                   shape_text(ctx, ctx.shape(1)), " differ"));
+    }
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+// add_rms_norm(x, residual, weight) -> (rms_norm(x + residual) * weight, x + residual).
+OpSchema add_rms_norm() {
+  OpSchema s;
+  s.name = "add_rms_norm";
+  s.inputs = {{.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "residual", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "weight", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1}};
+  s.num_outputs = 2;
+  s.attrs = {AttrSpec::defaulted("eps", 1e-6)};
+  s.infer = [](const InferContext& ctx) {
+    require_float_match(ctx, 0, 1);
+    require_float_match(ctx, 0, 2);
+    if (ctx.shape(0) != ctx.shape(1)) return InferResult::fail("x and residual have different shapes");
+    if (ctx.shape(2)[0] != ctx.shape(0).back()) return InferResult::fail("weight does not match x's last dim");
+    if (!(ctx.attr_float("eps") >= 0)) return InferResult::fail("eps must be >= 0");
+    InferResult r;
+    r.outputs = {ctx.type(0), ctx.type(0)};
+    return r;
+  };
+  return s;
+}
+
+// linear_qkv(x [..., K], weight [Nq + Nk + Nv, K], [bias]) -> q [..., Nq], k [..., Nk],
+// v [..., Nv]: the three projections as one product, written to three outputs.
+OpSchema linear_qkv() {
+  OpSchema s;
+  s.name = "linear_qkv";
+  s.inputs = {{.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "weight", .dtypes = kWeightTypes, .min_rank = 2, .max_rank = 2},
+              {.name = "bias", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true}};
+  s.num_outputs = 3;
+  s.attrs = {AttrSpec::required("splits", AttrKind::Ints)};
+  s.infer = [](const InferContext& ctx) {
+    const TensorType& w = ctx.type(1);
+    if (w.dtype != DType::q4gsw && w.dtype != ctx.dtype(0)) {
+      return InferResult::fail(str("weight is ", w.dtype, " but x is ", ctx.dtype(0)));
+    }
+    if (ctx.shape(0).back() != w.shape[1]) return InferResult::fail("x's last dim does not match the weight's K");
+    const std::vector<int64_t>& splits = ctx.attr_ints("splits");
+    if (splits.size() != 3) return InferResult::fail("splits must list 3 sizes (q, k, v)");
+    int64_t total = 0;
+    for (int64_t n : splits) {
+      if (n <= 0) return InferResult::fail("splits must be positive");
+      total += n;
+    }
+    if (!w.shape[0].is_const(total)) {
+      return InferResult::fail(str("splits add up to ", total, " but the weight has ",
+                                   to_string(w.shape[0], &ctx.syms()), " rows"));
+    }
+    if (ctx.num_inputs() > 2) {
+      require_float_match(ctx, 0, 2);
+      if (!ctx.shape(2)[0].is_const(total)) return InferResult::fail("bias does not match the weight's rows");
+    }
+    InferResult r;
+    for (int64_t n : splits) {
+      Shape out = ctx.shape(0);
+      out.back() = Dim(n);
+      r.outputs.push_back(TensorType{ctx.dtype(0), std::move(out), {}});
+    }
+    return r;
+  };
+  return s;
+}
+
+// update_cache(cache [B, H, MaxS, D], value [B, S, H, D], input_pos) -> the cache with rows
+// input_pos .. input_pos + S - 1 replaced (the value converted to the cache's dtype). The result
+// is meant to be written back with a mutation; kernels update the cache where it lies.
+OpSchema update_cache() {
+  OpSchema s;
+  s.name = "update_cache";
+  s.inputs = {{.name = "cache", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              {.name = "value", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              position_input()};
+  s.infer = [](const InferContext& ctx) {
+    const Shape& c = ctx.shape(0);
+    const Shape& v = ctx.shape(1);
+    if (c[0] != v[0] || c[1] != v[2] || c[3] != v[3]) {
+      return InferResult::fail(str("value ", shape_text(ctx, v), " does not fit cache ", shape_text(ctx, c),
+                                   " ([B, S, H, D] into [B, H, MaxS, D])"));
+    }
+    if (!c[2].is_const()) return InferResult::fail("the cache's max_seq must be a constant");
+    if (v[1].max_value(ctx.syms()) > c[2].value()) return InferResult::fail("more new tokens than the cache holds");
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+// sdpa_with_kv_cache(q [B, S, Hq, D], k_cache [B, Hkv, MaxS, D], v_cache, input_pos) ->
+// [B, S, Hq, D]: causal attention of each new token (at input_pos + s) over cache rows
+// 0 .. input_pos + s, with grouped-query heads (Hq a multiple of Hkv). `scale` defaults to
+// 1/sqrt(D) when 0.
+OpSchema sdpa_with_kv_cache() {
+  OpSchema s;
+  s.name = "sdpa_with_kv_cache";
+  s.inputs = {{.name = "q", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              {.name = "k_cache", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              {.name = "v_cache", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              position_input()};
+  s.attrs = {AttrSpec::defaulted("scale", 0.0)};
+  s.infer = [](const InferContext& ctx) {
+    const Shape& q = ctx.shape(0);
+    const Shape& k = ctx.shape(1);
+    if (ctx.shape(2) != k || ctx.dtype(2) != ctx.dtype(1)) return InferResult::fail("k_cache and v_cache differ");
+    if (q[0] != k[0] || q[3] != k[3]) return InferResult::fail("q and the cache differ in batch or head_dim");
+    if (!q[2].is_const() || !k[1].is_const() || k[1].value() == 0 || q[2].value() % k[1].value() != 0) {
+      return InferResult::fail("q heads must be a constant multiple of the cache's kv heads");
+    }
+    if (!k[2].is_const()) return InferResult::fail("the cache's max_seq must be a constant");
+    if (!(ctx.attr_float("scale") >= 0)) return InferResult::fail("scale must be >= 0");
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+}  // namespace
+
+void register_transformer(OpRegistry& r) {
+  r.add(rope());
+  r.add(swiglu());
+  r.add(add_rms_norm());
+  r.add(linear_qkv());
+  r.add(update_cache());
+  r.add(sdpa_with_kv_cache());
+}
+
+}  // namespace wgx::graph::schemas

@@ -1,0 +1,52 @@
+// Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv, update_cache,
+// sdpa_with_kv_cache), good and bad, at Llama/Qwen-like and prime sizes.
+#include "schema_cases.h"
+
+namespace wgx::graph::testing {
+
+const std::vector<SchemaCase>& transformer_cases() {
+  const Dim S = kSeq;
+  const Value pos = sym_value(kPos);
+  using I = std::vector<int64_t>;
+  static const std::vector<SchemaCase> cases = {
+      {"rope", "rope", {f32({1, S, 32, 64}), pos}, {}, "f32[1, seq_len, 32, 64]"},
+      {"rope_llama3", "rope", {f16({1, S, 8, 128}), scalar_i(5)}, {{"scaling", "llama3"}, {"theta", 500000.0}},
+       "f16[1, seq_len, 8, 128]"},
+      {"rope_odd_head_dim", "rope", {f32({1, S, 2, 37}), pos}, {}, "!head_dim must be a constant even size"},
+      {"rope_layout", "rope", {f32({1, S, 2, 64}), pos}, {{"layout", "sideways"}}, "!layout is \"sideways\""},
+      {"rope_rank", "rope", {f32({S, 64}), pos}, {}, "!rank 2"},
+      {"swiglu", "swiglu", {f32({1, S, 113}), f32({1, S, 113})}, {}, "f32[1, seq_len, 113]"},
+      {"swiglu_shapes", "swiglu", {f32({1, S, 113}), f32({1, S, 37})}, {}, "!differ"},
+      {"add_rms_norm", "add_rms_norm", {f32({1, S, 37}), f32({1, S, 37}), f32({37})}, {},
+       "f32[1, seq_len, 37], f32[1, seq_len, 37]"},
+      {"add_rms_norm_weight", "add_rms_norm", {f32({1, S, 37}), f32({1, S, 37}), f32({11})}, {},
+       "!weight does not match"},
+      {"linear_qkv", "linear_qkv", {f32({1, S, 64}), f32({96, 64})}, {{"splits", I{64, 16, 16}}},
+       "f32[1, seq_len, 64], f32[1, seq_len, 16], f32[1, seq_len, 16]"},
+      {"linear_qkv_q4", "linear_qkv", {f32({1, S, 64}), q4({96, 64}, 32)}, {{"splits", I{64, 16, 16}}},
+       "f32[1, seq_len, 64], f32[1, seq_len, 16], f32[1, seq_len, 16]"},
+      {"linear_qkv_splits", "linear_qkv", {f32({1, S, 64}), f32({96, 64})}, {{"splits", I{64, 16, 17}}},
+       "!splits add up to 97"},
+      {"update_cache", "update_cache", {f16({1, 8, 2048, 64}), f32({1, S, 8, 64}), pos}, {},
+       "f16[1, 8, 2048, 64]"},
+      {"update_cache_heads", "update_cache", {f32({1, 8, 2048, 64}), f32({1, S, 4, 64}), pos}, {},
+       "!does not fit cache"},
+      {"update_cache_too_many", "update_cache", {f32({1, 8, 64, 64}), f32({1, S, 8, 64}), pos}, {},
+       "!more new tokens than the cache holds"},
+      {"sdpa", "sdpa_with_kv_cache", {f32({1, S, 32, 64}), f16({1, 8, 2048, 64}), f16({1, 8, 2048, 64}), pos},
+       {}, "f32[1, seq_len, 32, 64]"},
+      {"sdpa_gqa", "sdpa_with_kv_cache", {f32({1, S, 12, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
+       {}, "!constant multiple"},
+      {"sdpa_caches", "sdpa_with_kv_cache", {f32({1, S, 32, 64}), f32({1, 8, 2048, 64}), f16({1, 8, 2048, 64}), pos},
+       {}, "!k_cache and v_cache differ"},
+  };
+  return cases;
+}
+
+namespace {
+class TransformerSchema : public ::testing::TestWithParam<SchemaCase> {};
+TEST_P(TransformerSchema, Infers) { check_case(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Graph, TransformerSchema, ::testing::ValuesIn(transformer_cases()), case_name);
+}  // namespace
+
+}  // namespace wgx::graph::testing
