@@ -18,6 +18,8 @@ commands:
   info          adapter, features and limits; runs a self-test kernel and reports bandwidth
   inspect F     builds model file F (.wgx) for the adapter and prints each node's shapes and
                 route and the memory plan (--why: also the routes passed over, and why)
+  bench-op      times single ops at Llama-3.2-1B / Qwen3-0.6B shapes on the GPU
+                ([--filter REGEX] [--iters N] [--json])
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
     rest.erase(rest.begin());
     if (command == "info") return cli::run_info(global, rest);
     if (command == "inspect") return cli::run_inspect(global, rest);
+    if (command == "bench-op") return cli::run_bench_op(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const gpu::GpuError& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());

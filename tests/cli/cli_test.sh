@@ -81,6 +81,10 @@ case "$case_name" in
   inspect_missing_file)
     run 4 "$wgx" inspect "$tmp/none.wgx"
     expect_err "none.wgx" ;;
+  bench_op_smoke)
+    run 0 "$wgx" bench-op --filter "add.f32 qwen3-0.6b residual M=1\$" --iters 1
+    expect_out "streaming bandwidth"
+    expect_out "add.f32 qwen3-0.6b residual M=1 .* binary" ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
 echo "ok: $case_name"

@@ -1,0 +1,41 @@
+// Micro-benchmarks of single ops at model shapes: each case builds a small graph, runs it with
+// GPU timestamps, and reports the median GPU time with the bytes and FLOPs it implies.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu/context.h"
+#include "graph/builder.h"
+#include "runtime/op_kernel.h"
+
+namespace wgx::bench {
+
+struct OpCase {
+  std::string name;    // e.g. "linear.q4.gemv llama-3.2-1b qkv M=1"
+  std::string family;  // for filtering: "linear", "sdpa", ...
+  // Builds the graph (inputs get random data) and sets SymInts through `syms`.
+  std::function<void(graph::GraphBuilder&)> build;
+  std::vector<std::pair<std::string, int64_t>> syms;  // SymInt values for the run
+  double bytes = 0;    // the fewest bytes the op must move (each input read once, output written)
+  double flops = 0;
+  runtime::RuntimeOptions options;
+};
+
+struct OpResult {
+  std::string name;
+  std::string routes;      // the routes the op's nodes took
+  double microseconds = 0;  // median GPU time per execution
+  double gbps = 0;
+  double gflops = 0;
+  size_t dispatches = 0;
+};
+
+// The cases at Llama-3.2-1B and Qwen3-0.6B shapes, for the ops that have kernels.
+std::vector<OpCase> model_cases();
+
+// Runs one case `iterations` times after a warm-up.
+OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations);
+
+}  // namespace wgx::bench
