@@ -11,6 +11,15 @@ void KernelRegistry::add(OpKernels kernels) {
   }
 }
 
+void KernelRegistry::prepend_routes(std::string_view op, std::vector<Route> routes) {
+  auto it = ops_.find(op);
+  if (it == ops_.end()) {
+    throw graph::GraphError("no kernels registered for op '" + std::string(op) + "' to add routes to");
+  }
+  it->second.routes.insert(it->second.routes.begin(), std::make_move_iterator(routes.begin()),
+                           std::make_move_iterator(routes.end()));
+}
+
 const OpKernels* KernelRegistry::find(std::string_view op) const {
   auto it = ops_.find(op);
   return it == ops_.end() ? nullptr : &it->second;

@@ -108,6 +108,9 @@ class KernelRegistry {
   // so link wgx_ops to use it).
   static const KernelRegistry& global();
   void add(OpKernels kernels);
+  // Adds routes to an op another family registered (e.g. quantized-weight routes for linear),
+  // ahead of its own: guards keep routes apart, and the more specialised come first.
+  void prepend_routes(std::string_view op, std::vector<Route> routes);
   const OpKernels* find(std::string_view op) const;
   std::vector<std::string> ops() const;
 

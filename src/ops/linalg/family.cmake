@@ -1,0 +1,6 @@
+wgx_shader_family(wgx_ops FAMILY linalg VARIANTS
+  ${CMAKE_CURRENT_LIST_DIR}/gemm.variants.toml
+  ${CMAKE_CURRENT_LIST_DIR}/gemv_nk.variants.toml
+  ${CMAKE_CURRENT_LIST_DIR}/gemv_kn.variants.toml
+  ${CMAKE_CURRENT_LIST_DIR}/embedding.variants.toml
+  ${CMAKE_CURRENT_LIST_DIR}/to_f16.variants.toml)
