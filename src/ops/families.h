@@ -9,6 +9,8 @@ void register_binary(runtime::KernelRegistry& registry);      // elementwise/
 void register_unary(runtime::KernelRegistry& registry);       // unary/
 void register_reductions(runtime::KernelRegistry& registry);  // reduce/
 void register_linalg(runtime::KernelRegistry& registry);      // linalg/
+// quant/: q4gsw routes for linear and embedding (added to linalg's), linear_qkv. After linalg.
+void register_quant(runtime::KernelRegistry& registry);
 void register_layout(runtime::KernelRegistry& registry);      // layout/
 void register_transformer(runtime::KernelRegistry& registry);  // transformer/: rope, swiglu, add_rms_norm
 void register_attention(runtime::KernelRegistry& registry);    // attention/: update_cache, sdpa_with_kv_cache

@@ -19,6 +19,7 @@ void register_all_ops(KernelRegistry& registry) {
   ops::register_unary(registry);
   ops::register_reductions(registry);
   ops::register_linalg(registry);
+  ops::register_quant(registry);
   ops::register_layout(registry);
   ops::register_transformer(registry);
   ops::register_attention(registry);
