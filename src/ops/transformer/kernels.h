@@ -1,0 +1,27 @@
+// What the transformer family's routes share: their kernels (generated variants with the
+// family's WGSL helpers prepended) and the ops' route tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu/kernel.h"
+#include "runtime/op_kernel.h"
+
+namespace wgx::ops::transformer {
+
+// Every variant's @workgroup_size (SwiftShader allows 256 invocations).
+constexpr uint32_t kWorkgroupSize = 256;
+
+// True when the family has a variant of that name.
+bool has_variant(const std::string& name);
+// The pipeline of a variant (compiled once per program), after the helpers every template may
+// call (f16_word) and wgx_workgroup_index.
+const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& name,
+                                 std::vector<gpu::Binding> bindings);
+
+runtime::OpKernels rope_kernels();          // rope.cpp
+runtime::OpKernels swiglu_kernels();        // swiglu.cpp
+runtime::OpKernels add_rms_norm_kernels();  // add_rms_norm.cpp
+
+}  // namespace wgx::ops::transformer
