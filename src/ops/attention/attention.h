@@ -1,0 +1,73 @@
+// What the attention family's routes share: storage labels, kernels, input_pos, geometry, and an
+// executable part made of several dispatches with the scratch buffers it owns.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/kernel.h"
+#include "runtime/op_kernel.h"
+#include "shaders/shader_variant.h"
+
+namespace wgx::ops::attention {
+
+// "f32" or "f16" (packed or native: the same bytes, read as u32 words), "" for other storages.
+std::string float_label(runtime::Storage storage);
+
+// An attention variant's full WGSL: the prelude every attention template relies on
+// (wgx_workgroup_index, f16_word), then the variant.
+std::string variant_wgsl(const shaders::ShaderVariant& variant);
+// A template's bindings in @binding order (binding 0: the params block).
+std::vector<gpu::Binding> template_bindings(std::string_view template_id);
+// The pipeline of a generated attention variant, by name.
+const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant);
+
+// "" when input `i` (input_pos) is a SymInt or a constant; a tensor position is not supported.
+std::string position_guard(const runtime::NodeContext& ctx, size_t i);
+// input_pos now; throws graph::GraphError unless 0 <= pos and pos + rows <= max_seq.
+uint32_t position(const runtime::NodeContext& ctx, size_t i, int64_t rows, int64_t max_seq);
+
+// "" when `count` linear workgroups can be dispatched (the recorder splits over y and z).
+std::string workgroups_guard(const runtime::NodeContext& ctx, uint64_t count);
+// "" when the device runs `invocations` per workgroup with `bytes` of workgroup storage.
+std::string workgroup_guard(const runtime::NodeContext& ctx, uint32_t invocations, uint64_t bytes);
+// "" when a scratch buffer of `bytes` can be made and bound.
+std::string scratch_guard(const runtime::NodeContext& ctx, uint64_t bytes);
+
+// sdpa_with_kv_cache's sizes: q [batch, seq, hq, dim], caches [batch, hkv, max_seq, dim].
+struct Geometry {
+  uint32_t batch = 0, seq = 0, hq = 0, hkv = 0, group = 0, max_seq = 0, dim = 0;
+};
+Geometry geometry_now(const runtime::NodeContext& ctx);
+Geometry geometry_max(const runtime::NodeContext& ctx);
+// The checks every sdpa route makes: input_pos, storages, ranks and sizes.
+std::string sdpa_guard(const runtime::NodeContext& ctx);
+// The attr `scale`, or 1/sqrt(head_dim) when it is 0, as f32 bits.
+uint32_t scale_bits(const runtime::NodeContext& ctx);
+// Variant suffix "<q/out>.<cache>", e.g. "f32.f16".
+std::string io_label(const runtime::NodeContext& ctx);
+
+// Dispatches run in order (WebGPU orders their storage accesses) and the buffers they use.
+class Steps : public runtime::NodeExec {
+ public:
+  void add(std::unique_ptr<runtime::NodeExec> step) { steps_.push_back(std::move(step)); }
+  // A device buffer of at least `bytes` that lives as long as this exec.
+  gpu::BufferBinding own(const runtime::NodeContext& ctx, uint64_t bytes, const std::string& what);
+  void resize(const runtime::NodeContext& ctx) override;
+  void record(gpu::Recorder& rec) override;
+
+ private:
+  std::vector<std::unique_ptr<runtime::NodeExec>> steps_;
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;
+};
+
+runtime::Route update_cache_route();
+runtime::Route materialized_route();
+runtime::Route flash_decoding_route();
+runtime::Route k16_route(uint32_t query_tile);
+
+}  // namespace wgx::ops::attention

@@ -1,0 +1,99 @@
+// sdpa_with_kv_cache, "flash_decoding": split-K attention for single-token decode (S == 1 at
+// build time). Pass 1: one workgroup per (batch, kv head, chunk of the visible cache rows) for all
+// query heads of the group; pass 2 merges the chunks' partial (max, sum, accumulator). The chunk
+// length grows with the context (kMinChunk rows at least, at most kMaxChunks chunks), so a long
+// context still spreads over many workgroups and the scratch has a fixed bound.
+#include <algorithm>
+
+#include "ops/attention/attention.h"
+#include "ops/common.h"
+
+namespace wgx::ops::attention {
+
+namespace {
+
+using runtime::DispatchExec;
+using runtime::NodeContext;
+
+// sdpa_flash.wgsl
+constexpr uint32_t kWorkgroupSize = 64;
+constexpr uint32_t kMaxGroup = 16;      // MAX_G
+constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
+constexpr uint32_t kRowsPerTile = 64;   // T
+constexpr uint64_t kWorkgroupBytes = 4 * (2 * kMaxGroupDim + kMaxGroup * kRowsPerTile + 3 * kMaxGroup);
+constexpr uint64_t kCombineWorkgroupSize = 256;  // sdpa_combine.wgsl
+constexpr size_t kParamWords = 12;
+
+constexpr uint32_t kMinChunk = 16;
+constexpr uint32_t kMaxChunks = 32;
+
+// How the `visible` cache rows (input_pos + 1) are chunked.
+struct Chunks {
+  uint32_t rows = 0, count = 0;
+};
+Chunks chunks_for(uint32_t visible) {
+  const uint32_t per_chunk = (visible + kMaxChunks - 1) / kMaxChunks;
+  Chunks c;
+  c.rows = std::max(kMinChunk, (per_chunk + kMinChunk - 1) / kMinChunk * kMinChunk);
+  c.count = (visible + c.rows - 1) / c.rows;
+  return c;
+}
+uint32_t max_chunks(const Geometry& g) { return std::min(kMaxChunks, (g.max_seq + kMinChunk - 1) / kMinChunk); }
+
+std::string guard(const NodeContext& ctx) {
+  if (auto why = sdpa_guard(ctx); !why.empty()) return why;
+  const Geometry g = geometry_max(ctx);
+  if (g.seq != 1) return "S can be " + std::to_string(g.seq) + " (single-token decode only)";
+  if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
+  if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
+    return "a group of " + std::to_string(g.group) + " query heads x head_dim " + std::to_string(g.dim) +
+           " is over " + std::to_string(kMaxGroup) + " heads or " + std::to_string(kMaxGroupDim) + " elements";
+  }
+  if (auto why = workgroup_guard(ctx, kWorkgroupSize, kWorkgroupBytes); !why.empty()) return why;
+  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g);
+  if (auto why = scratch_guard(ctx, slots * g.dim * 4); !why.empty()) return why;
+  if (auto why = workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g)); !why.empty()) return why;
+  return workgroups_guard(ctx, (uint64_t{g.batch} * g.hq * g.dim / 2 + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize);
+}
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+  const gpu::Kernel& split = kernel(ctx, "flash." + io_label(ctx));
+  const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
+  auto steps = std::make_unique<Steps>();
+  const Geometry max = geometry_max(ctx);
+  const uint64_t slots = uint64_t{max.batch} * max.hq * max_chunks(max);
+  const gpu::BufferBinding stats = steps->own(ctx, slots * 8, "chunk stats");
+  const gpu::BufferBinding acc = steps->own(ctx, slots * max.dim * 4, "chunk accumulators");
+  const uint32_t scale = scale_bits(ctx);
+  const uint32_t slots_per_head = max_chunks(max);
+  auto update_split = [=](const NodeContext& c) {
+    const Geometry g = geometry_now(c);
+    const uint32_t pos = position(c, 3, g.seq, g.max_seq);
+    const Chunks ch = chunks_for(pos + 1);
+    DispatchExec::Launch l;
+    l.params = {g.batch, g.hq, g.hkv, g.group, g.max_seq, pos, g.dim, ch.rows, ch.count, slots_per_head, scale, 0};
+    l.workgroups = uint64_t{g.batch} * g.hkv * ch.count * g.seq;  // no work when S is 0
+    return l;
+  };
+  auto update_combine = [=](const NodeContext& c) {
+    const Geometry g = geometry_now(c);
+    const uint64_t pairs = uint64_t{g.batch} * g.seq * g.hq * g.dim / 2;
+    DispatchExec::Launch l;
+    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, chunks_for(position(c, 3, g.seq, g.max_seq) + 1).count,
+                slots_per_head};
+    l.workgroups = (pairs + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize;
+    return l;
+  };
+  const std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
+                                                      ctx.input(2).binding(), stats, acc};
+  steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
+  steps->add(std::make_unique<DispatchExec>(
+      ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 4, update_combine));
+  return steps;
+}
+
+}  // namespace
+
+runtime::Route flash_decoding_route() { return {"flash_decoding", guard, build}; }
+
+}  // namespace wgx::ops::attention

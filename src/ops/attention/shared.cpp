@@ -1,0 +1,156 @@
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+#include "graph/error.h"
+#include "ops/attention/attention.h"
+#include "ops/common.h"
+#include "shaders/attention_shaders.h"
+
+namespace wgx::ops::attention {
+
+using runtime::NodeContext;
+using runtime::Storage;
+
+namespace {
+
+// f32 pairs to one word of two f16 halves, element 0 low. pack2x16float is indeterminate outside
+// the finite f16 range, so overflow saturates to +-inf and NaN stays NaN here, as a cast does.
+constexpr const char* kPrelude = R"(
+fn f16_half(x: f32) -> u32 {
+  let bits = bitcast<u32>(x);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
+  if (abs(x) >= 65520.0) { return ((bits >> 16u) & 0x8000u) | 0x7c00u; }
+  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+}
+fn f16_word(v: vec2<f32>) -> u32 { return f16_half(v.x) | (f16_half(v.y) << 16u); }
+)";
+
+Geometry geometry_of(const std::vector<int64_t>& q, const std::vector<int64_t>& cache) {
+  Geometry g;
+  g.batch = static_cast<uint32_t>(q[0]);
+  g.seq = static_cast<uint32_t>(q[1]);
+  g.hq = static_cast<uint32_t>(q[2]);
+  g.dim = static_cast<uint32_t>(q[3]);
+  g.hkv = static_cast<uint32_t>(cache[1]);
+  g.max_seq = static_cast<uint32_t>(cache[2]);
+  g.group = g.hq / g.hkv;  // the schema makes hq a multiple of hkv >= 1
+  return g;
+}
+
+}  // namespace
+
+std::string float_label(Storage storage) {
+  switch (storage) {
+    case Storage::F32: return "f32";
+    case Storage::F16Packed:
+    case Storage::F16Native: return "f16";
+    default: return "";
+  }
+}
+
+std::string variant_wgsl(const shaders::ShaderVariant& variant) {
+  return std::string(gpu::kLinearWorkgroupWgsl) + kPrelude + std::string(variant.wgsl);
+}
+
+std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
+  using gpu::Binding;
+  constexpr Binding U = Binding::Uniform, R = Binding::ReadOnlyStorage, W = Binding::Storage;
+  if (template_id == "update_cache") return {U, R, W};                // value, cache
+  if (template_id == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
+  if (template_id == "sdpa_flash") return {U, R, R, R, W, W};         // q, k, v, stats, acc
+  if (template_id == "sdpa_combine") return {U, R, R, W};             // stats, acc, out
+  if (template_id == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
+  throw std::logic_error("attention template " + std::string(template_id) + " has no bindings");
+}
+
+const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant) {
+  const shaders::ShaderVariant* v = shaders::find_attention(variant);
+  if (!v) throw graph::GraphError(ctx.label() + ": no attention variant " + variant);
+  gpu::KernelKey key{std::string(v->template_id), std::string(v->variant), {}};
+  return ctx.pipelines().get(key, [&] { return gpu::KernelSource{variant_wgsl(*v), template_bindings(v->template_id)}; });
+}
+
+std::string position_guard(const NodeContext& ctx, size_t i) {
+  if (ctx.input_value(i).kind == graph::ValueKind::Tensor) return "input_pos is a tensor (a SymInt or constant is needed)";
+  return "";
+}
+
+uint32_t position(const NodeContext& ctx, size_t i, int64_t rows, int64_t max_seq) {
+  const int64_t pos = ctx.sym_input(i);
+  if (pos < 0 || pos + rows > max_seq) {
+    throw graph::GraphError(ctx.label() + ": input_pos " + std::to_string(pos) + " with " + std::to_string(rows) +
+                            " new rows does not fit the cache's " + std::to_string(max_seq) + " rows");
+  }
+  return static_cast<uint32_t>(pos);
+}
+
+std::string workgroups_guard(const NodeContext& ctx, uint64_t count) {
+  const uint64_t per_dim = ctx.gpu().limits().max_compute_workgroups_per_dimension;
+  if (count > UINT32_MAX || count > per_dim * per_dim * per_dim) {
+    return std::to_string(count) + " workgroups are more than one dispatch takes";
+  }
+  return "";
+}
+
+std::string workgroup_guard(const NodeContext& ctx, uint32_t invocations, uint64_t bytes) {
+  const gpu::Limits& lim = ctx.gpu().limits();
+  if (invocations > lim.max_compute_invocations_per_workgroup || invocations > lim.max_compute_workgroup_size_x) {
+    return "needs " + std::to_string(invocations) + " invocations per workgroup, the device has " +
+           std::to_string(std::min(lim.max_compute_invocations_per_workgroup, lim.max_compute_workgroup_size_x));
+  }
+  if (bytes > lim.max_compute_workgroup_storage_size) {
+    return "needs " + std::to_string(bytes) + " bytes of workgroup storage, the device has " +
+           std::to_string(lim.max_compute_workgroup_storage_size);
+  }
+  return "";
+}
+
+std::string scratch_guard(const NodeContext& ctx, uint64_t bytes) {
+  const gpu::Limits& lim = ctx.gpu().limits();
+  if (bytes > lim.max_storage_buffer_binding_size || bytes > lim.max_buffer_size) {
+    return "a scratch buffer of " + std::to_string(bytes) + " bytes is over the device's buffer limits";
+  }
+  return "";
+}
+
+Geometry geometry_now(const NodeContext& ctx) { return geometry_of(ctx.input_shape(0), ctx.input_shape(1)); }
+Geometry geometry_max(const NodeContext& ctx) { return geometry_of(ctx.input_max_shape(0), ctx.input_max_shape(1)); }
+
+std::string sdpa_guard(const NodeContext& ctx) {
+  if (auto why = position_guard(ctx, 3); !why.empty()) return why;
+  if (float_label(ctx.input(0).storage).empty() || float_label(ctx.output(0).storage).empty()) {
+    return std::string("q is stored as ") + runtime::storage_name(ctx.input(0).storage);
+  }
+  if (float_label(ctx.input(1).storage).empty()) {
+    return std::string("the caches are stored as ") + runtime::storage_name(ctx.input(1).storage);
+  }
+  return check_rank_and_size(ctx);
+}
+
+uint32_t scale_bits(const NodeContext& ctx) {
+  double scale = ctx.attr("scale").as_float();
+  if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(ctx.input_max_shape(0)[3]));
+  return std::bit_cast<uint32_t>(static_cast<float>(scale));
+}
+
+std::string io_label(const NodeContext& ctx) {
+  return float_label(ctx.input(0).storage) + "." + float_label(ctx.input(1).storage);
+}
+
+gpu::BufferBinding Steps::own(const NodeContext& ctx, uint64_t bytes, const std::string& what) {
+  buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 4), gpu::BufferKind::Storage,
+                                                   ctx.label() + " " + what));
+  return {buffers_.back().get(), 0, 0};
+}
+
+void Steps::resize(const NodeContext& ctx) {
+  for (auto& s : steps_) s->resize(ctx);
+}
+
+void Steps::record(gpu::Recorder& rec) {
+  for (auto& s : steps_) s->record(rec);
+}
+
+}  // namespace wgx::ops::attention

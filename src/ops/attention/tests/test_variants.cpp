@@ -1,0 +1,26 @@
+// Every generated attention variant compiles with its template's bindings, including the
+// (q, cache) storage pairs and tiles the replay tests do not run.
+#include <gtest/gtest.h>
+
+#include "gpu/kernel.h"
+#include "ops/attention/attention.h"
+#include "runtime_test_util.h"
+#include "shaders/attention_shaders.h"
+
+namespace wgx::ops::attention {
+namespace {
+
+TEST(AttentionVariants, EveryVariantCompiles) {
+  size_t n = 0;
+  for (const shaders::ShaderVariant& v : shaders::attention_variants()) {
+    SCOPED_TRACE(std::string(v.variant));
+    const gpu::KernelKey key{std::string(v.template_id), std::string(v.variant), {}};
+    EXPECT_NO_THROW(gpu::Kernel(runtime::testing::shared_context(), key,
+                                gpu::KernelSource{variant_wgsl(v), template_bindings(v.template_id)}));
+    ++n;
+  }
+  EXPECT_EQ(n, 4u + 4u + 4u + 2u + 16u);  // update_cache, materialized, flash, combine, k16
+}
+
+}  // namespace
+}  // namespace wgx::ops::attention
