@@ -153,6 +153,37 @@ TEST(Binary, ScalarOperandsBroadcast) {
   EXPECT_TRUE(close(prog.read_f32("y"), want));
 }
 
+TEST(Binary, BytesWrapAndCompareWithZeroTails) {
+  GraphBuilder b;
+  auto a = b.input("a", DType::u8, {37});
+  auto c = b.input("c", DType::u8, {37});
+  b.output("sum", b.op1("add", {a, c}));
+  b.output("diff", b.op1("sub", {a, c}));
+  b.output("lt", b.op1("lt", {a, c}));
+  auto ba = b.op1("lt", {a, c});
+  auto bc = b.op1("gt", {a, c});
+  b.output("eq", b.op1("eq", {ba, bc}));  // equal only where a == c
+  Program prog(shared_context(), b.build(), b.weights());
+  std::vector<uint8_t> va(37), vc(37);
+  for (int i = 0; i < 37; ++i) {
+    va[i] = static_cast<uint8_t>(i * 53 + 7);
+    vc[i] = static_cast<uint8_t>(i % 3 == 0 ? va[i] : i * 31 + 200);
+  }
+  prog.set_input<uint8_t>("a", va, {37});
+  prog.set_input<uint8_t>("c", vc, {37});
+  prog.execute();
+  const auto sum = prog.read_storage("sum"), diff = prog.read_storage("diff");
+  const auto lt = prog.read_storage("lt"), eq = prog.read_storage("eq");
+  ASSERT_EQ(sum.size(), 40u);
+  for (int i = 0; i < 37; ++i) {
+    EXPECT_EQ(sum[i], static_cast<uint8_t>(va[i] + vc[i])) << i;
+    EXPECT_EQ(diff[i], static_cast<uint8_t>(va[i] - vc[i])) << i;
+    EXPECT_EQ(lt[i], va[i] < vc[i] ? 1 : 0) << i;
+    EXPECT_EQ(eq[i], va[i] == vc[i] ? 1 : 0) << i;
+  }
+  for (int i = 37; i < 40; ++i) EXPECT_EQ(sum[i], 0) << "tail byte " << i;
+}
+
 TEST(Binary, SymOperandsTakeTheirCurrentValue) {
   // positions + input_pos, as rotary embeddings and cache writes use it.
   GraphBuilder b;
