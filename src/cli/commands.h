@@ -16,5 +16,6 @@ struct GlobalOptions {
 int run_info(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_inspect(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& args);
+int run_tokenize(const GlobalOptions& global, const std::vector<std::string>& args);
 
 }  // namespace wgx::cli

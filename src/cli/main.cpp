@@ -9,6 +9,7 @@
 #include "format/error.h"
 #include "gpu/error.h"
 #include "graph/error.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 
@@ -18,6 +19,8 @@ commands:
   info          adapter, features and limits; runs a self-test kernel and reports bandwidth
   inspect F     builds model file F (.wgx) for the adapter and prints each node's shapes and
                 route and the memory plan (--why: also the routes passed over, and why)
+  tokenize      text -> token ids with a Hugging Face tokenizer.json, or --decode ids -> text
+                (--model PATH: the file or a model folder)
   bench-op      times single ops at Llama-3.2-1B / Qwen3-0.6B shapes on the GPU
                 ([--filter REGEX] [--iters N] [--json])
 
@@ -70,11 +73,15 @@ int main(int argc, char** argv) {
     if (command == "info") return cli::run_info(global, rest);
     if (command == "inspect") return cli::run_inspect(global, rest);
     if (command == "bench-op") return cli::run_bench_op(global, rest);
+    if (command == "tokenize") return cli::run_tokenize(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const gpu::GpuError& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
     return e.kind() == gpu::ErrorKind::Setup ? 3 : 1;
   } catch (const format::FormatError& e) {
+    std::fprintf(stderr, "wgx: %s\n", e.what());
+    return 4;
+  } catch (const tokenizer::TokenizerError& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
     return 4;
   } catch (const graph::GraphError& e) {

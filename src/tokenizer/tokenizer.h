@@ -1,0 +1,93 @@
+// A Hugging Face tokenizer.json byte-level BPE tokenizer (Llama 3, Qwen2/Qwen3): text to token
+// ids and back, with the same ids as Hugging Face `tokenizers`.
+//
+//   auto tok = wgx::tokenizer::Tokenizer::load("models/Qwen3-0.6B");   // or .../tokenizer.json
+//   std::vector<int32_t> ids = tok.encode("<|im_start|>user\nHi<|im_end|>");
+//   std::string text = tok.decode(ids);
+//
+// encode() runs the added tokens, normalizer, pre-tokenizer and BPE model of the file; it does not
+// run the post-processor (Llama 3's adds <|begin_of_text|>): like HF's
+// encode(text, add_special_tokens=False), the text is encoded as it is, and a prompt's special
+// tokens come from its chat template. A Tokenizer is immutable, cheap to copy (the tables are
+// shared) and safe to use from several threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/error.h"
+#include "tokenizer/utf8.h"
+
+namespace wgx::tokenizer {
+
+// Tokens tokenizer_config.json names (bos_token, eos_token, ...), when it is present and does.
+struct SpecialTokens {
+  std::optional<int32_t> bos, eos, pad, unk;
+};
+
+class Tokenizer {
+ public:
+  // `path` is a tokenizer.json file or a folder holding one. A tokenizer_config.json beside it is
+  // read for the special tokens. Throws TokenizerError naming the file and field on any problem.
+  static Tokenizer load(const std::filesystem::path& path);
+  // The same from JSON text; `source` names it in error messages.
+  static Tokenizer from_json(std::string_view tokenizer_json,
+                             std::optional<std::string_view> config_json = {},
+                             std::string source = "tokenizer.json");
+
+  // allow_special=false encodes the text of special tokens as ordinary text (for untrusted
+  // input: a user cannot forge <|im_end|>); non-special added tokens are still matched. Throws
+  // TokenizerError when the text is not valid UTF-8.
+  std::vector<int32_t> encode(std::string_view text, bool allow_special = true) const;
+  // Ids to UTF-8 text; bytes that do not form valid UTF-8 become U+FFFD as in Hugging Face. Ids
+  // the tokenizer does not know (padding rows of a model's embedding) are skipped, as HF does.
+  std::string decode(std::span<const int32_t> ids, bool skip_special = false) const;
+
+  // The token's string in the file's spelling ("Ġthe" for " the"), and back.
+  std::optional<int32_t> token_to_id(std::string_view token) const;
+  std::optional<std::string_view> id_to_token(int32_t id) const;
+  // The bytes decode() produces for one id; empty for an unknown id.
+  std::string_view token_bytes(int32_t id) const;
+  bool is_special(int32_t id) const;
+
+  // One past the largest id the tokenizer knows (a model's embedding may have more rows).
+  int32_t vocab_size() const;
+  const SpecialTokens& special_tokens() const;
+  // Where it was loaded from, for messages.
+  const std::string& source() const;
+
+  struct Impl;
+
+ private:
+  explicit Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+// Turns ids into text as they arrive (a model generating), emitting only whole UTF-8 characters:
+// a character split across tokens comes out once its last byte is in. The concatenated output
+// equals decode() of all the ids pushed, with the same U+FFFD for invalid bytes.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(Tokenizer tokenizer, bool skip_special = false);
+
+  // The text this id completes; may be empty.
+  std::string push(int32_t id);
+  // Ends the stream: an unfinished character still held becomes U+FFFD. The decoder can be
+  // used again afterwards.
+  std::string finish();
+  // True while bytes of an unfinished character are held back.
+  bool pending() const;
+
+ private:
+  Tokenizer tokenizer_;
+  bool skip_special_;
+  Utf8Repair repair_;
+};
+
+}  // namespace wgx::tokenizer
