@@ -1,0 +1,68 @@
+// A language model as wgx runs it: its configuration (from Hugging Face config.json), and the
+// graph + weights the builders emit for the runtime. One graph serves prefill and decode:
+//
+//   inputs   "tokens"     i32 [1, seq]              seq: SymInt in [1, max_prefill]
+//   syms     "input_pos"  position of tokens[0]     in [0, max_seq - 1]
+//   outputs  "logits"     f32 [1, vocab]            the last token's (or [1, seq, vocab] with
+//                                                   LoadOptions::all_logits, for parity tests)
+//   state    "layers.<i>.k_cache", "layers.<i>.v_cache"  [1, kv_heads, max_seq, head_dim]
+//
+// A step feeds only the new tokens and input_pos; the KV cache persists in the graph.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/weights.h"
+
+namespace wgx::models {
+
+enum class Architecture { Llama, Qwen3 };
+
+struct RopeScaling {  // Llama 3.1 "llama3" rope_scaling; absent for plain RoPE
+  double factor = 8.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int64_t original_max_position = 8192;
+};
+
+struct ModelConfig {
+  Architecture architecture = Architecture::Llama;
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;  // hidden_size / num_heads unless config.json says otherwise (Qwen3)
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  std::optional<RopeScaling> rope_scaling;
+  bool tie_word_embeddings = false;
+  int64_t max_position_embeddings = 0;
+  std::optional<int32_t> bos_token_id;
+  std::vector<int32_t> eos_token_ids;  // config.json / generation_config.json
+};
+
+enum class WeightFormat { Q4, F16, F32 };
+
+struct LoadOptions {
+  WeightFormat weights = WeightFormat::Q4;
+  uint32_t q4_group_size = 32;
+  bool half_kv_cache = true;   // f16 cache (packed in u32 where shader-f16 is missing)
+  int64_t max_seq = 4096;      // KV cache rows; clamped to max_position_embeddings
+  int64_t max_prefill = 512;   // the most tokens one step may feed
+  bool all_logits = false;     // logits for every position, not only the last
+};
+
+struct BuiltModel {
+  ModelConfig config;
+  graph::Graph graph;
+  graph::WeightStore weights;
+};
+
+}  // namespace wgx::models
