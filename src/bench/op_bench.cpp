@@ -5,6 +5,7 @@
 #include <random>
 
 #include "graph/storage.h"
+#include "ops/quant/quantize.h"
 #include "runtime/program.h"
 
 namespace wgx::bench {
@@ -50,10 +51,10 @@ std::vector<uint8_t> random_f32(size_t n, uint32_t seed) {
 // A model geometry: hidden size, heads, KV heads, head dim, MLP size.
 struct Geometry {
   const char* name;
-  int64_t hidden, heads, kv_heads, head_dim, ffn;
+  int64_t hidden, heads, kv_heads, head_dim, ffn, vocab;
 };
-constexpr Geometry kLlama1B{"llama-3.2-1b", 2048, 32, 8, 64, 8192};
-constexpr Geometry kQwen06B{"qwen3-0.6b", 1024, 16, 8, 128, 3072};
+constexpr Geometry kLlama1B{"llama-3.2-1b", 2048, 32, 8, 64, 8192, 128256};
+constexpr Geometry kQwen06B{"qwen3-0.6b", 1024, 16, 8, 128, 3072, 151936};
 
 OpCase linear_case(const Geometry& g, const char* what, int64_t k, int64_t n, int64_t m) {
   OpCase c;
@@ -65,6 +66,44 @@ OpCase linear_case(const Geometry& g, const char* what, int64_t k, int64_t n, in
     b.output("y", b.op1("linear", {x, w}));
   };
   c.bytes = 4.0 * (static_cast<double>(n) * k + static_cast<double>(m) * k + static_cast<double>(m) * n);
+  c.flops = 2.0 * static_cast<double>(m) * k * n;
+  return c;
+}
+
+// A q4gsw weight (group 32, f32 scales) of [n, k] with random values.
+graph::ValueId q4_weight(GraphBuilder& b, const char* name, int64_t n, int64_t k, uint32_t seed) {
+  std::vector<uint8_t> f = random_f32(static_cast<size_t>(n * k), seed);
+  std::vector<uint8_t> q = ops::quantize_q4gsw(reinterpret_cast<const float*>(f.data()), n, k, 32, DType::f32);
+  graph::TensorType t{DType::q4gsw, {n, k}, {32, DType::f32}};
+  return b.constant(name, t, std::move(q));
+}
+
+double q4_bytes(int64_t n, int64_t k) { return static_cast<double>(n * k) / 2 + 4.0 * static_cast<double>(n * k / 32); }
+
+OpCase linear_q4_case(const Geometry& g, const char* what, int64_t k, int64_t n, int64_t m) {
+  OpCase c;
+  c.family = "linear";
+  c.name = std::string("linear.q4 ") + g.name + " " + what + " M=" + std::to_string(m);
+  c.build = [k, n, m](GraphBuilder& b) {
+    auto x = b.input("x", DType::f32, {m, k});
+    b.output("y", b.op1("linear", {x, q4_weight(b, "w", n, k, 1)}));
+  };
+  c.bytes = q4_bytes(n, k) + 4.0 * (static_cast<double>(m) * k + static_cast<double>(m) * n);
+  c.flops = 2.0 * static_cast<double>(m) * k * n;
+  return c;
+}
+
+OpCase qkv_q4_case(const Geometry& g, int64_t m) {
+  OpCase c;
+  c.family = "linear";
+  c.name = std::string("linear_qkv.q4 ") + g.name + " M=" + std::to_string(m);
+  const int64_t k = g.hidden, nq = g.heads * g.head_dim, nkv = g.kv_heads * g.head_dim, n = nq + 2 * nkv;
+  c.build = [=](GraphBuilder& b) {
+    auto x = b.input("x", DType::f32, {m, k});
+    auto outs = b.op("linear_qkv", {x, q4_weight(b, "w", n, k, 2)}, {{"splits", std::vector<int64_t>{nq, nkv, nkv}}});
+    for (size_t i = 0; i < outs.size(); ++i) b.output("y" + std::to_string(i), outs[i]);
+  };
+  c.bytes = q4_bytes(n, k) + 4.0 * (static_cast<double>(m) * k + static_cast<double>(m) * n);
   c.flops = 2.0 * static_cast<double>(m) * k * n;
   return c;
 }
@@ -84,6 +123,68 @@ OpCase add_case(const Geometry& g, int64_t m) {
   return c;
 }
 
+// Attention over a half-size (f16) cache holding `context` rows, S new queries at the end.
+OpCase sdpa_case(const Geometry& g, int64_t s, int64_t context, const char* query_tile) {
+  OpCase c;
+  c.family = "sdpa";
+  c.name = std::string("sdpa.f16cache ") + g.name + " S=" + std::to_string(s) + " ctx=" + std::to_string(context);
+  if (query_tile) c.name += std::string(" q") + query_tile;
+  const int64_t max_seq = 4096, hq = g.heads, hkv = g.kv_heads, d = g.head_dim;
+  c.build = [=](GraphBuilder& b) {
+    auto pos = b.sym("input_pos", 0, max_seq - s);
+    auto q = b.input("q", DType::f32, {1, s, hq, d});
+    // Random cache contents (timing on zeros can flatter a kernel).
+    std::vector<uint8_t> init(static_cast<size_t>(hkv * max_seq * d) * 2);
+    std::mt19937 rng(3);
+    for (size_t i = 0; i < init.size(); i += 2) {
+      const uint16_t h = graph::f32_to_f16(std::uniform_real_distribution<float>(-1.f, 1.f)(rng));
+      std::memcpy(init.data() + i, &h, 2);
+    }
+    auto k0 = b.constant("k_init", DType::f16, {1, hkv, max_seq, d}, init);
+    auto v0 = b.constant("v_init", DType::f16, {1, hkv, max_seq, d}, init);
+    auto kc = b.mutable_buffer("k_cache", k0);
+    auto vc = b.mutable_buffer("v_cache", v0);
+    b.output("out", b.op1("sdpa_with_kv_cache", {q, kc, vc, b.sym_value(pos)}));
+  };
+  c.syms = {{"input_pos", context - s}};
+  if (query_tile) c.options["sdpa_query_tile"] = query_tile;
+  c.bytes = 2.0 * 2.0 * static_cast<double>(hkv * context * d) + 8.0 * static_cast<double>(s * hq * d);
+  c.flops = 4.0 * static_cast<double>(hq * d) * static_cast<double>(s) * static_cast<double>(context);
+  return c;
+}
+
+OpCase rows_case(const Geometry& g, const char* op, int64_t m) {
+  OpCase c;
+  c.family = op;
+  c.name = std::string(op) + ".f32 " + g.name + " M=" + std::to_string(m);
+  const int64_t h = g.hidden, f = g.ffn, heads = g.heads, d = g.head_dim;
+  const std::string name = op;
+  c.build = [=](GraphBuilder& b) {
+    if (name == "swiglu") {
+      auto gate = b.input("gate", DType::f32, {m, f});
+      auto up = b.input("up", DType::f32, {m, f});
+      b.output("y", b.op1("swiglu", {gate, up}));
+    } else if (name == "add_rms_norm") {
+      auto x = b.input("x", DType::f32, {m, h});
+      auto r = b.input("r", DType::f32, {m, h});
+      auto w = b.constant("w", DType::f32, {h}, random_f32(static_cast<size_t>(h), 2));
+      auto outs = b.op("add_rms_norm", {x, r, w});
+      b.output("y", outs[0]);
+      b.output("sum", outs[1]);
+    } else {  // rope
+      auto pos = b.sym("input_pos", 0, 4096);
+      auto x = b.input("x", DType::f32, {1, m, heads, d});
+      b.output("y", b.op1("rope", {x, b.sym_value(pos)}, {{"theta", 500000.0}}));
+    }
+  };
+  if (name == "rope") c.syms = {{"input_pos", 100}};
+  const double elems = name == "swiglu" ? static_cast<double>(m * f) : name == "rope" ? static_cast<double>(m * heads * d)
+                                                                                       : static_cast<double>(m * h);
+  c.bytes = 4.0 * elems * (name == "swiglu" ? 3 : name == "rope" ? 2 : 4);
+  c.flops = elems * 8;
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> model_cases() {
@@ -94,6 +195,17 @@ std::vector<OpCase> model_cases() {
       cases.push_back(linear_case(g, "q_proj", g.hidden, g.heads * g.head_dim, m));
       cases.push_back(linear_case(g, "gate_proj", g.hidden, g.ffn, m));
       cases.push_back(linear_case(g, "down_proj", g.ffn, g.hidden, m));
+      cases.push_back(qkv_q4_case(g, m));
+      cases.push_back(linear_q4_case(g, "o_proj", g.heads * g.head_dim, g.hidden, m));
+      cases.push_back(linear_q4_case(g, "gate_proj", g.hidden, g.ffn, m));
+      cases.push_back(linear_q4_case(g, "down_proj", g.ffn, g.hidden, m));
+      if (m == 1) cases.push_back(linear_q4_case(g, "lm_head", g.hidden, g.vocab, m));  // last token only
+      for (const char* op : {"rope", "swiglu", "add_rms_norm"}) cases.push_back(rows_case(g, op, m));
+    }
+    for (int64_t context : {128, 1024, 4096}) cases.push_back(sdpa_case(g, 1, context, nullptr));
+    for (int64_t s : {128, 512}) {
+      cases.push_back(sdpa_case(g, s, s, nullptr));
+      cases.push_back(sdpa_case(g, s, s, "32"));
     }
   }
   return cases;

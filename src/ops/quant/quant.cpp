@@ -1,8 +1,15 @@
+// The quantized family: q4gsw routes for linear and embedding (ahead of linalg's dense ones,
+// which reject q4gsw), and linear_qkv for q4gsw, f32 and f16 weights. Host quantization is in
+// quantize.h.
 #include "ops/families.h"
+#include "ops/quant/quant_routes.h"
 
 namespace wgx::ops {
 
-// Kernels for this family are not in yet.
-void register_quant(runtime::KernelRegistry&) {}
+void register_quant(runtime::KernelRegistry& registry) {
+  registry.prepend_routes("linear", quant::product_routes(false));
+  registry.prepend_routes("embedding", quant::embedding_routes());
+  registry.add({"linear_qkv", quant::product_routes(true)});
+}
 
 }  // namespace wgx::ops

@@ -1,0 +1,273 @@
+// linear with a q4gsw weight, and linear_qkv (q4gsw, f32 or f16 weight): y = x @ W^T (+ bias),
+// x viewed as [M, K], f32 accumulation, the output in x's dtype. linear_qkv splits y's columns
+// into q, k and v inside the kernel (one dispatch writes all three).
+// Routes, in order:
+//   q4_gemv   q4gsw, M <= 4 at max shapes: one read of the weights for all rows (decode)
+//   q4_bk64   q4gsw, M > 4, K % 64 == 0 (so no slice straddles K; groups of 32..128 tile it):
+//             tiled, 64-deep K slices (prefill)
+//   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32)
+//   gemv      linear_qkv with f32/f16 weights, M <= 4
+//   tiled     linear_qkv with f32/f16 weights, any shape (64-deep slices, K tail read as zero)
+// The route is chosen from M's maximum, but a tiled route also builds the matching gemv kernel
+// and dispatches it whenever the current M is at most 4: a program whose M is symbolic then
+// decodes with gemv and prefills with the tiled kernel (the attested route is the tiled one).
+// Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
+// buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
+// split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
+#include <algorithm>
+#include <array>
+#include <bit>
+
+#include "ops/common.h"
+#include "ops/quant/quant_routes.h"
+#include "shaders/quant_shaders.h"
+
+namespace wgx::ops::quant {
+
+namespace {
+
+using graph::DType;
+using runtime::DispatchExec;
+using runtime::NodeContext;
+
+constexpr uint64_t kGemvRows = 4;    // R in *_gemv.wgsl
+constexpr uint64_t kTile = 64;       // BM = BN in tiled.wgsl
+constexpr uint64_t kWorkgroup = 256;
+constexpr size_t kParamWords = 12;
+constexpr uint64_t kGemvStorage = 256 * 32;  // red in *_gemv.wgsl
+// Flags of the product kernels.
+constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32;
+
+enum class Kernel { Q4Gemv, DenseGemv, Bk64, Bk32 };
+
+struct KernelInfo {
+  const char* variant_prefix;  // the activation dtype is appended for q4_gemv
+  uint32_t buffers;            // storage buffers bound
+  uint64_t storage;            // workgroup bytes
+};
+KernelInfo info(Kernel k) {
+  switch (k) {
+    case Kernel::Q4Gemv: return {"q4_gemv.", 7, kGemvStorage};
+    case Kernel::DenseGemv: return {"dense_gemv", 6, kGemvStorage};
+    case Kernel::Bk64: return {"tiled.bk64", 6, 2 * kTile * 64 * 4};
+    case Kernel::Bk32: return {"tiled.bk32", 6, 2 * kTile * 32 * 4};
+  }
+  return {};
+}
+bool is_gemv(Kernel k) { return k == Kernel::Q4Gemv || k == Kernel::DenseGemv; }
+
+// What is fixed about a node at build time.
+struct Facts {
+  bool q4 = false;
+  bool f16 = false;  // x, bias and y in f16
+  bool bias = false;
+  uint64_t n = 0, k = 0;
+  std::array<uint64_t, 3> widths{};  // of the outputs (linear: {N, 0, 0})
+  bool pairs = false;    // f16 output written in word pairs: every width is even
+  bool scratch = false;  // f16 output of an odd width: f32 scratch, then split_f16
+  Q4Params q4p;
+};
+
+Facts facts_of(const NodeContext& ctx, bool qkv) {
+  Facts f;
+  f.q4 = ctx.input(1).storage == runtime::Storage::Q4;
+  f.f16 = ctx.input(0).dtype == DType::f16;
+  f.bias = ctx.input_count() > 2;
+  const std::vector<int64_t> w = ctx.input_max_shape(1);
+  f.n = static_cast<uint64_t>(w[0]);
+  f.k = static_cast<uint64_t>(w[1]);
+  f.widths = {f.n, 0, 0};
+  if (qkv) {
+    const std::vector<int64_t>& s = ctx.attr("splits").as_ints();
+    f.widths = {static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]), static_cast<uint64_t>(s[2])};
+  }
+  const bool even = std::all_of(f.widths.begin(), f.widths.end(), [](uint64_t v) { return v % 2 == 0; });
+  f.pairs = f.f16 && even;
+  f.scratch = f.f16 && !even;
+  if (f.q4) f.q4p = q4_params(ctx, 1);
+  return f;
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t max_rows(const NodeContext& ctx) { return numel(ctx.input_max_shape(0)) / ctx.input_max_shape(0).back(); }
+uint64_t rows_now(const NodeContext& ctx) {
+  const std::vector<int64_t>& x = ctx.input_shape(0);
+  return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
+}
+
+// Lanes per column pair in the gemv kernels: about one 32-element chunk (q4) or 8 elements
+// (dense) of each row per lane, so that short rows still spread over many workgroups; the
+// quant_gemv_tpc option overrides it (tuning).
+uint32_t lanes(const NodeContext& ctx, const Facts& f) {
+  if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) return static_cast<uint32_t>(std::stoul(o));
+  const uint64_t per_row = f.q4 ? f.k / 32 : f.k / 8;
+  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, 128)));
+}
+
+std::string check_tpc_option(const NodeContext& ctx) {
+  const std::string o = option(ctx, "quant_gemv_tpc");
+  if (o.empty()) return "";
+  for (int v = 1; v <= 128; v *= 2) {
+    if (o == std::to_string(v)) return "";
+  }
+  return "the quant_gemv_tpc option is '" + o + "', not a power of two from 1 to 128";
+}
+
+// The schemas guarantee x, a dense weight and the bias share one float dtype (f32 or f16 as
+// computed: bf16 arrives as f32).
+std::string check_node(const NodeContext& ctx, bool q4) {
+  const bool weight_q4 = ctx.input(1).storage == runtime::Storage::Q4;
+  if (weight_q4 != q4) return q4 ? "the weight is not q4gsw" : "q4gsw weights take the q4 routes";
+  for (const graph::Dim& d : ctx.input_type(1).shape) {
+    if (!d.is_const()) return "the weight's shape is symbolic";
+  }
+  if (auto why = check_tpc_option(ctx); !why.empty()) return why;
+  return check_rank_and_size(ctx);
+}
+
+std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
+  if (auto why = check_node(ctx, q4); !why.empty()) return why;
+  const uint64_t m = max_rows(ctx);
+  const char* name = q4 ? "q4_gemv" : "gemv";
+  if (is_gemv(kernel) && m > kGemvRows) return "M is up to " + std::to_string(m) + "; " + name + " takes M <= 4";
+  if (q4 && kernel == Kernel::Bk64) {
+    if (m <= kGemvRows) return "M is at most " + std::to_string(m) + "; q4_bk64 takes M > 4";
+    const int64_t k = ctx.input_max_shape(1)[1];
+    if (k % 64 != 0) return "K = " + std::to_string(k) + " is not a multiple of 64";
+  }
+  return check_limits(ctx, info(kernel).buffers, info(kernel).storage);
+}
+
+const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f) {
+  std::string name = info(k).variant_prefix;
+  if (k == Kernel::Q4Gemv) name += f.f16 ? "f16" : "f32";
+  std::vector<gpu::Binding> b{gpu::Binding::Uniform};
+  for (uint32_t i = 0; i < info(k).buffers; ++i) {
+    b.push_back(i + 3 < info(k).buffers ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
+  }
+  return variant_kernel(ctx, *shaders::find_quant(name), b);
+}
+
+// The executable part: the main kernel, the gemv kernel a tiled route falls back to at small M,
+// the pack pass, and the buffers they own.
+class Exec : public runtime::NodeExec {
+ public:
+  gpu::BufferBinding own(const NodeContext& ctx, uint64_t bytes, const std::string& what) {
+    buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 4),
+                                                     gpu::BufferKind::Storage, ctx.label() + " " + what));
+    return {buffers_.back().get(), 0, 0};
+  }
+  void resize(const NodeContext& ctx) override {
+    for (runtime::NodeExec* e : {main.get(), gemv.get(), pack.get()}) {
+      if (e) e->resize(ctx);
+    }
+    use_gemv_ = gemv && (!main || rows_now(ctx) <= kGemvRows);
+  }
+  void record(gpu::Recorder& rec) override {
+    (use_gemv_ ? gemv : main)->record(rec);
+    if (pack) pack->record(rec);
+  }
+
+  std::unique_ptr<runtime::NodeExec> main, gemv, pack;
+
+ private:
+  bool use_gemv_ = false;
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;
+};
+
+std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
+                                      const std::vector<gpu::BufferBinding>& buffers) {
+  const uint32_t tpc = lanes(ctx, f);
+  uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.pairs ? kOutF16 : 0) |
+                   (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0);
+  // The scratch holds all of y's columns: one output as far as the product is concerned.
+  const uint64_t split0 = f.scratch ? f.n : f.widths[0];
+  const uint64_t split1 = f.scratch ? f.n : f.widths[0] + f.widths[1];
+  auto update = [k, f, tpc, flags, split0, split1](const NodeContext& c) {
+    const uint64_t m = rows_now(c);
+    const uint64_t rows = is_gemv(k) ? kGemvRows : kTile;
+    const uint64_t cols = is_gemv(k) ? 2 * kWorkgroup / tpc : kTile;
+    const uint64_t tiles_n = ceil_div(f.n, cols);
+    auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
+    DispatchExec::Launch l;
+    l.params = {u32(m),       u32(f.n),          u32(f.k),       flags,  u32(split0), u32(split1),
+                u32(tiles_n), tpc,               f.q4p.scale_base, f.q4p.group_shift, f.q4p.groups, 0};
+    l.workgroups = ceil_div(m, rows) * tiles_n;
+    return l;
+  };
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f), buffers, kParamWords, update);
+}
+
+std::unique_ptr<DispatchExec> split_pass(const NodeContext& ctx, const Facts& f, gpu::BufferBinding scratch,
+                                         const std::array<gpu::BufferBinding, 3>& outs) {
+  const gpu::Kernel& kernel =
+      variant_kernel(ctx, *shaders::find_quant("split_f16"),
+                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
+                      gpu::Binding::Storage, gpu::Binding::Storage});
+  auto update = [f](const NodeContext& c) {
+    const uint64_t m = rows_now(c);
+    std::array<uint64_t, 3> words{};
+    for (size_t i = 0; i < 3; ++i) words[i] = ceil_div(m * f.widths[i], 2);
+    auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
+    DispatchExec::Launch l;
+    l.params = {u32(m),        u32(f.n),      u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
+                u32(words[0]), u32(words[1]), u32(words[2]),    0};
+    l.workgroups = ceil_div(words[0] + words[1] + words[2], kWorkgroup);
+    return l;
+  };
+  return std::make_unique<DispatchExec>(
+      ctx, kernel, std::vector<gpu::BufferBinding>{scratch, outs[0], outs[1], outs[2]}, 8, update);
+}
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool qkv, Kernel kernel) {
+  const Facts f = facts_of(ctx, qkv);
+  auto exec = std::make_unique<Exec>();
+  const gpu::BufferBinding bias = f.bias ? ctx.input(2).binding() : exec->own(ctx, 4, "no bias");
+  std::array<gpu::BufferBinding, 3> outs;
+  for (size_t i = 0; i < 3; ++i) {
+    outs[i] = i < ctx.output_count() ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
+  }
+  std::array<gpu::BufferBinding, 3> targets = outs;
+  if (f.scratch) {
+    targets = {exec->own(ctx, 4 * max_rows(ctx) * f.n, "f32 product"), exec->own(ctx, 4, "no output"),
+               exec->own(ctx, 4, "no output")};
+    exec->pack = split_pass(ctx, f, targets[0], outs);
+  }
+  const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
+  auto make = [&](Kernel k) {
+    if (k == Kernel::Q4Gemv) {
+      // The nibbles as vec4s (K / 2 bytes per row: whole vec4s), the whole tensor for the scales.
+      const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+      return product(ctx, k, f, {x, nibbles, w, bias, targets[0], targets[1], targets[2]});
+    }
+    return product(ctx, k, f, {x, w, bias, targets[0], targets[1], targets[2]});
+  };
+  if (is_gemv(kernel)) {
+    exec->gemv = make(kernel);
+    return exec;
+  }
+  exec->main = make(kernel);
+  const Kernel small = f.q4 ? Kernel::Q4Gemv : Kernel::DenseGemv;
+  if (check_limits(ctx, info(small).buffers, info(small).storage).empty()) exec->gemv = make(small);
+  return exec;
+}
+
+runtime::Route route(const char* name, bool qkv, bool q4, Kernel k) {
+  return {name, [q4, k](const NodeContext& c) { return guard(c, q4, k); },
+          [qkv, k](const NodeContext& c) { return build(c, qkv, k); }};
+}
+
+}  // namespace
+
+std::vector<runtime::Route> product_routes(bool qkv) {
+  std::vector<runtime::Route> r{route("q4_gemv", qkv, true, Kernel::Q4Gemv),
+                                route("q4_bk64", qkv, true, Kernel::Bk64),
+                                route("q4_bk32", qkv, true, Kernel::Bk32)};
+  if (qkv) {
+    r.push_back(route("gemv", qkv, false, Kernel::DenseGemv));
+    r.push_back(route("tiled", qkv, false, Kernel::Bk64));
+  }
+  return r;
+}
+
+}  // namespace wgx::ops::quant

@@ -1,0 +1,37 @@
+// Internal to src/ops/quant: the routes of each op (products.cpp, embedding.cpp) and what they
+// share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/op_kernel.h"
+
+namespace wgx::ops::quant {
+
+// linear (qkv = false) or linear_qkv (true). linear: q4_gemv, q4_bk64, q4_bk32 (q4gsw weights
+// only: linalg's routes take the dense ones). linear_qkv: those, then gemv and tiled for f32 and
+// f16 weights.
+std::vector<runtime::Route> product_routes(bool qkv);
+// embedding with a q4gsw table: q4_gather.
+std::vector<runtime::Route> embedding_routes();
+
+// Where a q4gsw tensor's scales start and how its groups divide K (the kernels' params).
+struct Q4Params {
+  uint32_t scale_base = 0;   // word index of the first scale
+  uint32_t group_shift = 0;  // log2(group size)
+  uint32_t groups = 0;       // groups per row
+  bool scale_f16 = false;
+  uint64_t packed_bytes = 0;  // bytes of nibbles before the scales
+};
+Q4Params q4_params(const runtime::NodeContext& ctx, size_t input);
+
+// "" when the device runs 256 invocations per workgroup with `storage` bytes of workgroup memory
+// and `buffers` storage buffers per stage; otherwise what is missing.
+std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint64_t storage);
+
+// A runtime option's value, or "".
+std::string option(const runtime::NodeContext& ctx, const char* name);
+
+}  // namespace wgx::ops::quant

@@ -1,0 +1,239 @@
+// The program every GPU test of the quant family shares: linear (q4gsw), linear_qkv (q4gsw, f32,
+// f16) and embedding (q4gsw) nodes, each fed by its own inputs, built once. The node lists here
+// are the test matrix; the test files check them.
+#pragma once
+
+#include "quant_test_util.h"
+
+namespace wgx::runtime::testing {
+
+using graph::GraphBuilder;
+
+// A linear or linear_qkv node.
+struct ProductSpec {
+  std::string name;
+  int64_t m = 1, n = 1, k = 1;  // m: rows of x (the max when symbolic)
+  uint32_t group = 0;           // 0: a dense weight of x's dtype (linear_qkv)
+  DType scale = DType::f32;
+  DType x = DType::f32;
+  bool bias = false;
+  std::vector<int64_t> splits;  // linear_qkv's q, k, v widths; empty: linear
+  const char* route = "";
+  bool symbolic = false;  // M is a SymInt in [1, m]
+  bool batched = false;   // x is [1, M, K] (leading dims flatten into M)
+};
+
+class Products {
+ public:
+  void add(GraphBuilder& b, const ProductSpec& s) {
+    Node node{s, {}, {}, {}, 0, b.graph().nodes.size()};
+    node.w = s.group ? q4_weight(s.n, s.k, s.group, s.scale, seed_++)
+                     : data_of(random_floats(static_cast<size_t>(s.n * s.k), seed_++, -1.f, 1.f), s.x);
+    const graph::TensorType wt = s.group ? graph::TensorType{DType::q4gsw, {s.n, s.k}, {s.group, s.scale}}
+                                         : graph::TensorType{s.x, {s.n, s.k}, {}};
+    const graph::Dim m = s.symbolic ? graph::Dim(b.sym(s.name + ".m", 1, s.m)) : graph::Dim(s.m);
+    const graph::Shape x = s.batched ? graph::Shape{1, m, s.k} : graph::Shape{m, s.k};
+    std::vector<graph::ValueId> in{b.input(s.name, s.x, x), b.constant(s.name + ".w", wt, node.w.bytes)};
+    if (s.bias) {
+      node.bias = data_of(random_floats(static_cast<size_t>(s.n), seed_++, -1.f, 1.f), s.x);
+      in.push_back(b.constant(s.name + ".b", s.x, {s.n}, node.bias.bytes));
+    }
+    if (s.splits.empty()) {
+      b.output(s.name + ".y", b.op1("linear", in));
+    } else {
+      const auto outs = b.op("linear_qkv", in, {{"splits", s.splits}});
+      for (size_t i = 0; i < 3; ++i) b.output(s.name + "." + kParts[i], outs[i]);
+    }
+    nodes_[s.name] = std::move(node);
+  }
+
+  // A random x with m rows for node `name`.
+  void set(Program& prog, const std::string& name, int64_t m) {
+    Node& node = nodes_.at(name);
+    node.m = m;
+    node.x = data_of(random_floats(static_cast<size_t>(m * node.spec.k), seed_++, -1.f, 1.f), node.spec.x);
+    prog.set_input(name, node.x.bytes, lead(node.spec, m, node.spec.k));
+  }
+
+  // After an execution: every output of node `name`, and its route.
+  void verify(const Program& prog, const std::string& name) const {
+    SCOPED_TRACE(name + " M=" + std::to_string(nodes_.at(name).m));
+    const Node& node = nodes_.at(name);
+    const ProductSpec& s = node.spec;
+    const Reference all = linear_ref(node.x.values, node.m, s.k, node.w.values, s.n, node.bias.values);
+    const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{s.n} : s.splits;
+    int64_t first = 0;
+    for (size_t part = 0; part < widths.size(); ++part) {
+      Reference want;  // the columns [first, first + width) of every row
+      for (int64_t i = 0; i < node.m; ++i) {
+        for (int64_t j = first; j < first + widths[part]; ++j) {
+          want.values.push_back(all.values[i * s.n + j]);
+          want.magnitude.push_back(all.magnitude[i * s.n + j]);
+        }
+      }
+      const std::string out = s.name + "." + (s.splits.empty() ? "y" : kParts[part]);
+      EXPECT_EQ(prog.output_shape(out), lead(s, node.m, widths[part])) << out;
+      EXPECT_TRUE(within_bound(prog.read_f32(out), want, s.k, s.x == DType::f16)) << out;
+      first += widths[part];
+    }
+    const RouteChoice& choice = prog.routes().at(node.index);
+    EXPECT_EQ(choice.route, s.route) << rejected(choice);
+  }
+
+  const RouteChoice& choice(const Program& prog, const std::string& name) const {
+    return prog.routes().at(nodes_.at(name).index);
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> v;
+    for (const auto& [name, node] : nodes_) v.push_back(name);
+    return v;
+  }
+  const ProductSpec& spec(const std::string& name) const { return nodes_.at(name).spec; }
+  const Data& weight(const std::string& name) const { return nodes_.at(name).w; }
+  const Data& bias(const std::string& name) const { return nodes_.at(name).bias; }
+  const Data& x(const std::string& name) const { return nodes_.at(name).x; }
+
+ private:
+  static constexpr const char* kParts[3] = {"q", "k", "v"};
+  static std::vector<int64_t> lead(const ProductSpec& s, int64_t m, int64_t last) {
+    return s.batched ? std::vector<int64_t>{1, m, last} : std::vector<int64_t>{m, last};
+  }
+  struct Node {
+    ProductSpec spec;
+    Data w, bias, x;
+    int64_t m;
+    size_t index;  // in Program::routes()
+  };
+  std::map<std::string, Node> nodes_;
+  uint32_t seed_ = 1;
+};
+
+// An embedding node with a q4gsw table.
+struct EmbeddingSpec {
+  std::string name;
+  int64_t rows = 1, dim = 32;
+  uint32_t group = 32;
+  DType scale = DType::f32;
+  int64_t ids = 1;  // the max count when symbolic
+  bool symbolic = false;
+  DType id_dtype = DType::i32;
+};
+
+class Embeddings {
+ public:
+  void add(GraphBuilder& b, const EmbeddingSpec& s) {
+    Node node{s, q4_weight(s.rows, s.dim, s.group, s.scale, seed_++), {}, b.graph().nodes.size()};
+    const graph::TensorType t{DType::q4gsw, {s.rows, s.dim}, {s.group, s.scale}};
+    const graph::Dim n = s.symbolic ? graph::Dim(b.sym(s.name + ".n", 1, s.ids)) : graph::Dim(s.ids);
+    b.output(s.name + ".y", b.op1("embedding", {b.constant(s.name + ".t", t, node.table.bytes),
+                                                b.input(s.name, s.id_dtype, {n})}));
+    nodes_[s.name] = std::move(node);
+  }
+
+  void set(Program& prog, const std::string& name, const std::vector<int64_t>& ids) {
+    Node& node = nodes_.at(name);
+    node.ids = ids;
+    const auto n = static_cast<int64_t>(ids.size());
+    if (node.spec.id_dtype == DType::i64) {
+      prog.set_input<int64_t>(name, ids, {n});
+    } else {
+      const std::vector<int32_t> narrow(ids.begin(), ids.end());
+      prog.set_input<int32_t>(name, narrow, {n});
+    }
+  }
+
+  // Rows of the dequantized table (zeros for ids outside it), exact for f32 scales and within one
+  // f16 rounding for f16 ones (the output is f16: (nibble - 8) * scale may need 14 bits).
+  void verify(const Program& prog, const std::string& name) const {
+    SCOPED_TRACE(name);
+    const Node& node = nodes_.at(name);
+    const EmbeddingSpec& s = node.spec;
+    std::vector<float> want;
+    for (int64_t id : node.ids) {
+      for (int64_t d = 0; d < s.dim; ++d) want.push_back(id >= 0 && id < s.rows ? node.table.values[id * s.dim + d] : 0.f);
+    }
+    const auto got = prog.read_f32(s.name + ".y");
+    EXPECT_EQ(prog.output_shape(s.name + ".y"), (std::vector<int64_t>{static_cast<int64_t>(node.ids.size()), s.dim}));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double bound = s.scale == DType::f16 ? std::ldexp(std::abs(want[i]), -10) : 0.0;
+      ASSERT_LE(std::abs(double(got[i]) - want[i]), bound) << "element " << i << ": got " << got[i] << ", want " << want[i];
+    }
+    EXPECT_EQ(prog.routes().at(node.index).route, "q4_gather") << rejected(prog.routes().at(node.index));
+  }
+
+ private:
+  struct Node {
+    EmbeddingSpec spec;
+    Data table;
+    std::vector<int64_t> ids;
+    size_t index;
+  };
+  std::map<std::string, Node> nodes_;
+  uint32_t seed_ = 500;
+};
+
+// The test matrix: prime M, N and K where the format allows (K is a multiple of the group),
+// every route, group sizes 32/64/128, f32 and f16 scales and activations, with and without bias.
+inline const std::vector<ProductSpec>& product_specs() {
+  const DType f32 = DType::f32, f16 = DType::f16;
+  static const std::vector<ProductSpec> specs{
+      // linear, q4_gemv (M <= 4)
+      {"g1", 1, 113, 64, 32, f32, f32, true, {}, "q4_gemv"},
+      {"g3", 3, 11, 128, 64, f16, f32, false, {}, "q4_gemv"},
+      {"g4", 4, 113, 96, 32, f16, f32, true, {}, "q4_gemv"},
+      {"g1_k2048", 1, 11, 2048, 128, f32, f32, true, {}, "q4_gemv"},
+      {"g3_x16", 3, 113, 128, 128, f32, f16, true, {}, "q4_gemv"},  // odd N: f32 scratch + pack
+      {"g4_x16_even", 4, 38, 96, 32, f16, f16, false, {}, "q4_gemv"},  // f16 written in pairs
+      // linear, q4_bk64 (M > 4, K % 64 == 0)
+      {"t5", 5, 113, 64, 64, f32, f32, true, {}, "q4_bk64"},
+      {"t37", 37, 11, 128, 128, f16, f32, false, {}, "q4_bk64"},
+      {"t37_x16", 37, 113, 128, 32, f32, f16, true, {}, "q4_bk64"},
+      {"t5_x16_even", 5, 40, 64, 32, f16, f16, true, {}, "q4_bk64"},
+      {"t37_k2048", 37, 11, 2048, 64, f16, f32, true, {}, "q4_bk64"},
+      // linear, q4_bk32 (K = 96: not a multiple of 64)
+      {"f37", 37, 113, 96, 32, f32, f32, true, {}, "q4_bk32"},
+      {"f5_x16", 5, 11, 96, 32, f16, f16, false, {}, "q4_bk32"},
+      // linear, M symbolic in [1, 37]: q4_bk64, dispatching q4_gemv while M <= 4
+      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk64", true},
+      {"sym_x16", 37, 64, 64, 64, f32, f16, false, {}, "q4_bk64", true, true},  // x [1, M, K]
+      // linear_qkv
+      {"qkv_g1", 1, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
+      {"qkv_t37_x16", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk64", false, true},
+      {"qkv_f37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_bk32"},
+      {"qkv_d3", 3, 23, 37, 0, f32, f32, true, {11, 5, 7}, "gemv"},
+      {"qkv_d4_x16", 4, 32, 40, 0, f32, f16, true, {16, 8, 8}, "gemv"},
+      {"qkv_d37", 37, 23, 113, 0, f32, f32, true, {11, 5, 7}, "tiled"},
+      {"qkv_d37_x16", 37, 41, 113, 0, f32, f16, false, {11, 13, 17}, "tiled"},  // odd: scratch + pack
+  };
+  return specs;
+}
+
+inline const std::vector<EmbeddingSpec>& embedding_specs() {
+  static const std::vector<EmbeddingSpec> specs{
+      {"e_f32", 37, 64, 32, DType::f32, 39},
+      {"e_f16_sym", 113, 128, 64, DType::f16, 37, true, DType::i64},
+      {"e_g128", 11, 256, 128, DType::f32, 5},
+  };
+  return specs;
+}
+
+struct Shared {
+  Products products;
+  Embeddings embeddings;
+  std::unique_ptr<Program> prog;
+};
+
+inline Shared& shared() {
+  static Shared s = [] {
+    Shared r;
+    GraphBuilder b;
+    for (const ProductSpec& p : product_specs()) r.products.add(b, p);
+    for (const EmbeddingSpec& e : embedding_specs()) r.embeddings.add(b, e);
+    r.prog = std::make_unique<Program>(shared_context(), b.build(), b.weights());
+    return r;
+  }();
+  return s;
+}
+
+}  // namespace wgx::runtime::testing
