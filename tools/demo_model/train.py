@@ -44,6 +44,20 @@ def train_tokenizer(text_path: str) -> Tokenizer:
     return tok
 
 
+@torch.no_grad()
+def validation_loss(model, val_data) -> float:
+    """Mean loss over every full window of the held-out tokens."""
+    model.eval()
+    windows = val_data[: val_data.numel() // SEQ * SEQ].view(-1, SEQ)
+    losses = []
+    for i in range(0, windows.shape[0], BATCH):
+        x = windows[i:i + BATCH]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            losses.append(model(input_ids=x, labels=x).loss.item() * x.shape[0])
+    model.train()
+    return sum(losses) / windows.shape[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("text")
@@ -81,6 +95,7 @@ def main() -> None:
     start = time.time()
     budget = args.minutes * 60
     step = 0
+    best = (float("inf"), 0, None)
     while time.time() - start < budget:
         frac = (time.time() - start) / budget  # cosine schedule over the time budget
         for g in opt.param_groups:
@@ -92,11 +107,18 @@ def main() -> None:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if step % 200 == 0:
-            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-                val = model(input_ids=batch(val_data), labels=batch(val_data)).loss.item()
+        if step % 100 == 0:
+            val = validation_loss(model, val_data)
             print(f"step {step:5d}  {time.time() - start:6.1f}s  train {loss.item():.3f}  val {val:.3f}", flush=True)
+            # The corpus is small (under 1M tokens): keep the weights with the best held-out loss
+            # and stop once it has not improved for a while, rather than memorize the text.
+            if val < best[0]:
+                best = (val, step, {k: v.detach().clone() for k, v in model.state_dict().items()})
+            elif step - best[1] >= 1000:
+                break
         step += 1
+    print(f"best held-out loss {best[0]:.3f} at step {best[1]}")
+    model.load_state_dict(best[2])
 
     model.eval()
     model.to(torch.bfloat16).save_pretrained(args.out, safe_serialization=True)

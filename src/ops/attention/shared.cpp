@@ -140,7 +140,9 @@ std::string io_label(const NodeContext& ctx) {
 }
 
 gpu::BufferBinding Steps::own(const NodeContext& ctx, uint64_t bytes, const std::string& what) {
-  buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 4), gpu::BufferKind::Storage,
+  // At least 16 bytes: a scratch with no slots (nothing to split) is still bound, and its WGSL
+  // struct needs a whole element (e.g. 8 bytes of max/sum).
+  buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 16), gpu::BufferKind::Storage,
                                                    ctx.label() + " " + what));
   return {buffers_.back().get(), 0, 0};
 }
