@@ -57,12 +57,25 @@ struct LoadOptions {
   int64_t max_seq = 4096;      // KV cache rows; clamped to max_position_embeddings
   int64_t max_prefill = 512;   // the most tokens one step may feed
   bool all_logits = false;     // logits for every position, not only the last
+  // Scales of q4gsw weights: f16 halves their bytes (4.5 bits per weight instead of 5). A q4
+  // embedding with f16 scales yields f16 rows, converted once to the activations' f32.
+  graph::DType q4_scale_dtype = graph::DType::f16;
+  bool progress = true;        // one updating "layer i/n" line on stderr while loading
 };
+
+// Activations are f32, except with WeightFormat::F16, where they are f16 (kernels compute in f32)
+// because the dense products take weights of x's dtype; norm weights then are f16 as well.
 
 struct BuiltModel {
   ModelConfig config;
   graph::Graph graph;
   graph::WeightStore weights;
 };
+
+// Reads config.json (+ generation_config.json) and the safetensors weights in `dir` (a single
+// model.safetensors or shards through model.safetensors.index.json) and emits the graph above.
+// Throws ModelError (models/error.h) naming the file and tensor or field for a checkpoint it
+// cannot use: malformed files, missing tensors, shapes that do not match the config.
+BuiltModel load_hf(const std::filesystem::path& dir, const LoadOptions& options = {});
 
 }  // namespace wgx::models

@@ -1,0 +1,244 @@
+#include "models/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "models/error.h"
+
+namespace wgx::models {
+
+namespace {
+
+using nlohmann::json;
+
+// A JSON object of config fields that knows its file, so each check can name what it rejects.
+class Fields {
+ public:
+  Fields(const json& object, std::string source, std::string prefix = {})
+      : obj_(object), source_(std::move(source)), prefix_(std::move(prefix)) {
+    if (!obj_.is_object()) {
+      const std::string item = prefix_.empty() ? prefix_ : prefix_.substr(0, prefix_.size() - 1);
+      throw ModelError(source_, item, "is not a JSON object");
+    }
+  }
+
+  [[noreturn]] void fail(std::string_view key, const std::string& detail) const {
+    throw ModelError(source_, prefix_ + std::string(key), detail);
+  }
+
+  // Absent and null alike count as missing: Hugging Face writes null for "use the default".
+  const json* find(std::string_view key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() || it->is_null() ? nullptr : &*it;
+  }
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+
+  int64_t integer(std::string_view key, int64_t min, int64_t max) const {
+    const json* v = find(key);
+    if (!v) fail(key, "is missing");
+    return checked_integer(key, *v, min, max);
+  }
+  int64_t integer_or(std::string_view key, int64_t fallback, int64_t min, int64_t max) const {
+    return has(key) ? integer(key, min, max) : fallback;
+  }
+  double number(std::string_view key) const {
+    const json* v = find(key);
+    if (!v) fail(key, "is missing");
+    if (!v->is_number()) fail(key, "is " + v->dump() + ", not a number");
+    const double d = v->get<double>();
+    if (!std::isfinite(d)) fail(key, "is not finite");
+    return d;
+  }
+  double number_or(std::string_view key, double fallback) const { return has(key) ? number(key) : fallback; }
+  bool boolean_or(std::string_view key, bool fallback) const {
+    const json* v = find(key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) fail(key, "is " + v->dump() + ", not true or false");
+    return v->get<bool>();
+  }
+  std::string string(std::string_view key) const {
+    const json* v = find(key);
+    if (!v) fail(key, "is missing");
+    if (!v->is_string()) fail(key, "is " + v->dump() + ", not a string");
+    return v->get<std::string>();
+  }
+  // Token ids: one integer or a list of them.
+  std::vector<int32_t> token_ids(std::string_view key) const {
+    const json* v = find(key);
+    std::vector<int32_t> ids;
+    if (!v) return ids;
+    constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+    if (v->is_array()) {
+      for (const json& e : *v) ids.push_back(static_cast<int32_t>(checked_integer(key, e, 0, kMax)));
+    } else {
+      ids.push_back(static_cast<int32_t>(checked_integer(key, *v, 0, kMax)));
+    }
+    return ids;
+  }
+  Fields object(std::string_view key) const { return Fields(*find(key), source_, prefix_ + std::string(key) + "."); }
+
+ private:
+  int64_t checked_integer(std::string_view key, const json& v, int64_t min, int64_t max) const {
+    // Some writers store sizes as 2048.0; a whole float is accepted, a fraction is not.
+    double d = 0;
+    if (v.is_number_integer()) {
+      d = static_cast<double>(v.get<int64_t>());
+    } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
+      d = v.get<double>();
+    } else {
+      fail(key, "is " + v.dump() + ", not an integer");
+    }
+    if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
+      fail(key, "is " + v.dump() + ", outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    return static_cast<int64_t>(d);
+  }
+
+  const json& obj_;
+  std::string source_;
+  std::string prefix_;
+};
+
+constexpr int64_t kMaxSize = int64_t{1} << 31;
+
+json parse_text(std::string_view text, const std::string& source) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw ModelError(source, "", std::string("is not valid JSON (") + e.what() + ")");
+  }
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(path.string(), "", "cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Architecture parse_architecture(const Fields& f) {
+  const json* list = f.find("architectures");
+  if (!list) f.fail("architectures", "is missing (LlamaForCausalLM or Qwen3ForCausalLM expected)");
+  if (!list->is_array() || list->size() != 1 || !(*list)[0].is_string()) {
+    f.fail("architectures", "is " + list->dump() + ", not a list of one name");
+  }
+  const std::string name = (*list)[0].get<std::string>();
+  if (name == "LlamaForCausalLM") return Architecture::Llama;
+  if (name == "Qwen3ForCausalLM") return Architecture::Qwen3;
+  f.fail("architectures", "is " + name + "; wgx runs LlamaForCausalLM and Qwen3ForCausalLM");
+}
+
+// Rope: transformers 5 keeps theta and the scaling in "rope_parameters"; earlier versions have
+// "rope_theta" and "rope_scaling" at the top level. Either is read; rope_parameters wins.
+void parse_rope(const Fields& f, ModelConfig& c) {
+  std::optional<Fields> params;
+  if (f.has("rope_parameters")) {
+    params.emplace(f.object("rope_parameters"));
+  } else if (f.has("rope_scaling")) {
+    params.emplace(f.object("rope_scaling"));
+  }
+  if (params && params->has("rope_theta")) {
+    c.rope_theta = params->number("rope_theta");
+  } else {
+    c.rope_theta = f.number("rope_theta");
+  }
+  if (!(c.rope_theta > 0)) f.fail("rope_theta", "must be > 0");
+  if (!params) return;
+  if (params->has("partial_rotary_factor") && params->number("partial_rotary_factor") != 1.0) {
+    params->fail("partial_rotary_factor", "is not 1; wgx rotates the whole head_dim");
+  }
+  const char* type_key = params->has("rope_type") ? "rope_type" : "type";
+  const std::string type = params->has(type_key) ? params->string(type_key) : "default";
+  if (type == "default") return;
+  if (type != "llama3") params->fail(type_key, "is \"" + type + "\"; wgx supports \"default\" and \"llama3\"");
+  RopeScaling s;
+  s.factor = params->number("factor");
+  s.low_freq_factor = params->number("low_freq_factor");
+  s.high_freq_factor = params->number("high_freq_factor");
+  s.original_max_position = params->integer("original_max_position_embeddings", 1, kMaxSize);
+  if (!(s.factor > 0)) params->fail("factor", "must be > 0");
+  if (!(s.low_freq_factor > 0) || !(s.high_freq_factor > s.low_freq_factor)) {
+    params->fail("high_freq_factor", "must be greater than low_freq_factor, both > 0");
+  }
+  c.rope_scaling = s;
+}
+
+void refuse_unsupported(const Fields& f) {
+  if (f.boolean_or("attention_bias", false)) f.fail("attention_bias", "is true; wgx has no attention biases");
+  if (f.boolean_or("mlp_bias", false)) f.fail("mlp_bias", "is true; wgx has no MLP biases");
+  if (f.boolean_or("use_sliding_window", false)) f.fail("use_sliding_window", "is true; wgx has no sliding window");
+  if (f.has("hidden_act") && f.string("hidden_act") != "silu") {
+    f.fail("hidden_act", "is \"" + f.string("hidden_act") + "\"; wgx runs silu (SwiGLU)");
+  }
+}
+
+void append_unique(std::vector<int32_t>& to, const std::vector<int32_t>& ids) {
+  for (int32_t id : ids) {
+    if (std::find(to.begin(), to.end(), id) == to.end()) to.push_back(id);
+  }
+}
+
+}  // namespace
+
+const char* architecture_name(Architecture arch) {
+  return arch == Architecture::Llama ? "LlamaForCausalLM" : "Qwen3ForCausalLM";
+}
+
+ModelConfig parse_config(std::string_view config_json, const std::string& source) {
+  const json root = parse_text(config_json, source);
+  const Fields f(root, source);
+  ModelConfig c;
+  c.architecture = parse_architecture(f);
+  refuse_unsupported(f);
+  c.vocab_size = f.integer("vocab_size", 1, kMaxSize);
+  c.hidden_size = f.integer("hidden_size", 1, kMaxSize);
+  c.intermediate_size = f.integer("intermediate_size", 1, kMaxSize);
+  c.num_layers = f.integer("num_hidden_layers", 1, 4096);
+  c.num_heads = f.integer("num_attention_heads", 1, 4096);
+  c.num_kv_heads = f.integer_or("num_key_value_heads", c.num_heads, 1, c.num_heads);
+  if (c.num_heads % c.num_kv_heads != 0) {
+    f.fail("num_key_value_heads", "(" + std::to_string(c.num_kv_heads) + ") does not divide num_attention_heads (" +
+                                      std::to_string(c.num_heads) + ")");
+  }
+  if (f.has("head_dim")) {
+    c.head_dim = f.integer("head_dim", 2, 1024);
+  } else {
+    if (c.hidden_size % c.num_heads != 0) f.fail("head_dim", "is missing and hidden_size / num_attention_heads is not whole");
+    c.head_dim = c.hidden_size / c.num_heads;
+  }
+  if (c.head_dim % 2 != 0) f.fail("head_dim", "is odd; rotate_half rope pairs channel i with i + head_dim / 2");
+  c.rms_norm_eps = f.number("rms_norm_eps");
+  if (!(c.rms_norm_eps >= 0)) f.fail("rms_norm_eps", "must be >= 0");
+  parse_rope(f, c);
+  c.tie_word_embeddings = f.boolean_or("tie_word_embeddings", false);
+  c.max_position_embeddings = f.integer("max_position_embeddings", 1, kMaxSize);
+  const std::vector<int32_t> bos = f.token_ids("bos_token_id");
+  if (bos.size() > 1) f.fail("bos_token_id", "lists several ids");
+  if (!bos.empty()) c.bos_token_id = bos[0];
+  c.eos_token_ids = f.token_ids("eos_token_id");
+  return c;
+}
+
+void apply_generation_config(ModelConfig& config, std::string_view generation_json, const std::string& source) {
+  const json root = parse_text(generation_json, source);
+  const Fields f(root, source);
+  append_unique(config.eos_token_ids, f.token_ids("eos_token_id"));
+  const std::vector<int32_t> bos = f.token_ids("bos_token_id");
+  if (!config.bos_token_id && bos.size() == 1) config.bos_token_id = bos[0];
+}
+
+ModelConfig load_config(const std::filesystem::path& dir) {
+  const auto path = dir / "config.json";
+  if (!std::filesystem::exists(path)) throw ModelError(dir.string(), "", "has no config.json");
+  ModelConfig c = parse_config(read_text(path), path.string());
+  const auto gen = dir / "generation_config.json";
+  if (std::filesystem::exists(gen)) apply_generation_config(c, read_text(gen), gen.string());
+  return c;
+}
+
+}  // namespace wgx::models

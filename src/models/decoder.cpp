@@ -1,0 +1,233 @@
+#include "models/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "graph/builder.h"
+#include "models/config.h"
+#include "models/encode.h"
+#include "models/error.h"
+#include "models/progress.h"
+
+namespace wgx::models {
+
+namespace {
+
+using graph::DType;
+using graph::Shape;
+using graph::ValueId;
+
+std::string layer_tensor(int64_t layer, const char* suffix) {
+  return "model.layers." + std::to_string(layer) + "." + suffix;
+}
+
+std::string label(int64_t layer, const char* what) { return "layers." + std::to_string(layer) + "." + what; }
+
+// One block of rows of a concatenated weight, and where its expected shape comes from.
+struct Part {
+  std::string tensor;
+  int64_t rows = 0;
+  const char* why = "";
+};
+
+class Decoder {
+ public:
+  Decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options)
+      : c_(config), ck_(checkpoint), o_(options) {
+    if (o_.max_seq < 1 || o_.max_prefill < 1) throw ModelError("", "LoadOptions", "max_seq and max_prefill must be >= 1");
+    max_seq_ = std::min(o_.max_seq, c_.max_position_embeddings);
+    max_prefill_ = std::min(o_.max_prefill, max_seq_);
+    act_ = o_.weights == WeightFormat::F16 ? DType::f16 : DType::f32;
+    cache_ = o_.half_kv_cache ? DType::f16 : DType::f32;
+  }
+
+  BuiltModel build() {
+    Progress progress(o_.progress, std::string("loading ") + architecture_name(c_.architecture) + " from " +
+                                       ck_.dir().string());
+    seq_ = b_.sym("seq", 1, max_prefill_);
+    pos_ = b_.sym_value(b_.sym("input_pos", 0, max_seq_ - 1));
+    const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});
+
+    progress.update("embedding");
+    const ValueId table = embedding_table();
+    ValueId x = b_.op1("embedding", {table, tokens}, {}, "embed");
+    if (b_.type(x).dtype != act_) x = b_.op1("to_copy", {x}, {{"dtype", graph::dtype_name(act_)}}, "embed.cast");
+
+    // x is the residual stream; `pending` is the block output still to be added to it.
+    ValueId residual = x;
+    ValueId pending = graph::kNoValue;
+    for (int64_t i = 0; i < c_.num_layers; ++i) {
+      progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
+      const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
+      ValueId h;
+      if (pending == graph::kNoValue) {
+        h = b_.op1("rms_norm", {residual, in_norm}, {{"eps", c_.rms_norm_eps}}, label(i, "input_norm"));
+      } else {
+        std::tie(h, residual) = add_norm(pending, residual, in_norm, label(i, "input_norm"));
+      }
+      const ValueId attn = attention(i, h);
+      const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
+      std::tie(h, residual) = add_norm(attn, residual, post_norm, label(i, "post_attention_norm"));
+      pending = mlp(i, h);
+    }
+
+    progress.update("lm_head");
+    const ValueId final_norm = norm_weight("model.norm.weight");
+    ValueId out = add_norm(pending, residual, final_norm, "final_norm").first;
+    // Only the last position's logits are needed to sample; the product over the vocabulary is
+    // the largest of the step, so it runs on one row.
+    if (!o_.all_logits) out = b_.op1("select", {out}, {{"dim", 1}, {"index", -1}}, "last_token");
+    ValueId logits = b_.op1("linear", {out, lm_head(table)}, {}, "lm_head");
+    if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
+    b_.output("logits", logits);
+
+    BuiltModel m;
+    m.config = c_;
+    m.graph = b_.build();
+    m.weights = b_.weights();
+    progress.done();
+    return m;
+  }
+
+ private:
+  std::pair<ValueId, ValueId> add_norm(ValueId x, ValueId residual, ValueId weight, const std::string& name) {
+    auto outs = b_.op("add_rms_norm", {x, residual, weight}, {{"eps", c_.rms_norm_eps}}, name);
+    return {outs[0], outs[1]};
+  }
+
+  const TensorView& tensor(const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
+    const TensorView& t = ck_.at(name);
+    expect_shape(t, shape, why);
+    return t;
+  }
+
+  ValueId norm_weight(const std::string& name, int64_t size = 0, const char* why = "hidden_size") {
+    if (size == 0) size = c_.hidden_size;
+    const TensorView& t = tensor(name, {size}, why);
+    Encoded e = encode_dense(to_f32(t), {size}, act_, {name, t.file});
+    return b_.constant(name, e.type, std::move(e.bytes));
+  }
+
+  // The parts' rows stacked into one [sum of rows, cols] weight (q, k and v for linear_qkv).
+  ValueId matrix(const std::string& name, const std::vector<Part>& parts, int64_t cols, const char* cols_why) {
+    std::vector<float> values;
+    int64_t rows = 0;
+    std::string file;
+    for (const Part& p : parts) {
+      const TensorView& t = tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why);
+      std::vector<float> v = to_f32(t);
+      if (values.empty()) {
+        values = std::move(v);
+      } else {
+        values.insert(values.end(), v.begin(), v.end());
+      }
+      rows += p.rows;
+      file = t.file;
+    }
+    const std::string origin = parts.size() == 1 ? parts[0].tensor : name + " (stacked)";
+    Encoded e = encode_matrix(values, rows, cols, o_, act_, {origin, file});
+    return b_.constant(name, e.type, std::move(e.bytes));
+  }
+
+  ValueId embedding_table() {
+    return matrix("model.embed_tokens.weight", {{"model.embed_tokens.weight", c_.vocab_size, "vocab_size"}},
+                  c_.hidden_size, "hidden_size");
+  }
+
+  ValueId lm_head(ValueId table) {
+    if (c_.tie_word_embeddings) return table;
+    return matrix("lm_head.weight", {{"lm_head.weight", c_.vocab_size, "vocab_size"}}, c_.hidden_size, "hidden_size");
+  }
+
+  graph::Attrs rope_attrs() const {
+    graph::Attrs a{{"theta", c_.rope_theta}, {"layout", "rotate_half"}};
+    if (c_.rope_scaling) {
+      a.insert_or_assign("scaling", "llama3");
+      a.insert_or_assign("factor", c_.rope_scaling->factor);
+      a.insert_or_assign("low_freq_factor", c_.rope_scaling->low_freq_factor);
+      a.insert_or_assign("high_freq_factor", c_.rope_scaling->high_freq_factor);
+      a.insert_or_assign("original_max_position", c_.rope_scaling->original_max_position);
+    }
+    return a;
+  }
+
+  ValueId attention(int64_t i, ValueId h) {
+    const int64_t d = c_.head_dim;
+    const int64_t q_rows = c_.num_heads * d;
+    const int64_t kv_rows = c_.num_kv_heads * d;
+    const ValueId wqkv = matrix(layer_tensor(i, "self_attn.qkv_proj.weight"),
+                                {{layer_tensor(i, "self_attn.q_proj.weight"), q_rows, "num_attention_heads * head_dim"},
+                                 {layer_tensor(i, "self_attn.k_proj.weight"), kv_rows, "num_key_value_heads * head_dim"},
+                                 {layer_tensor(i, "self_attn.v_proj.weight"), kv_rows, "num_key_value_heads * head_dim"}},
+                                c_.hidden_size, "hidden_size");
+    auto qkv = b_.op("linear_qkv", {h, wqkv}, {{"splits", {q_rows, kv_rows, kv_rows}}}, label(i, "attn.qkv"));
+    ValueId q = b_.op1("reshape", {qkv[0]}, {{"shape", Shape{1, seq_, c_.num_heads, d}}});
+    ValueId k = b_.op1("reshape", {qkv[1]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
+    const ValueId v = b_.op1("reshape", {qkv[2]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
+    if (c_.architecture == Architecture::Qwen3) {
+      const ValueId qn = norm_weight(layer_tensor(i, "self_attn.q_norm.weight"), d, "head_dim");
+      const ValueId kn = norm_weight(layer_tensor(i, "self_attn.k_norm.weight"), d, "head_dim");
+      q = b_.op1("rms_norm", {q, qn}, {{"eps", c_.rms_norm_eps}}, label(i, "attn.q_norm"));
+      k = b_.op1("rms_norm", {k, kn}, {{"eps", c_.rms_norm_eps}}, label(i, "attn.k_norm"));
+    }
+    q = b_.op1("rope", {q, pos_}, rope_attrs(), label(i, "attn.q_rope"));
+    k = b_.op1("rope", {k, pos_}, rope_attrs(), label(i, "attn.k_rope"));
+
+    const Shape cache_shape{1, c_.num_kv_heads, max_seq_, d};
+    const ValueId kc = b_.mutable_buffer(label(i, "k_cache"), cache_, cache_shape);
+    const ValueId vc = b_.mutable_buffer(label(i, "v_cache"), cache_, cache_shape);
+    const ValueId kc2 = b_.op1("update_cache", {kc, k, pos_}, {}, label(i, "attn.k_update"));
+    const ValueId vc2 = b_.op1("update_cache", {vc, v, pos_}, {}, label(i, "attn.v_update"));
+    b_.mutate(kc, kc2);
+    b_.mutate(vc, vc2);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));  // Hugging Face: head_dim ** -0.5
+    const ValueId a = b_.op1("sdpa_with_kv_cache", {q, kc2, vc2, pos_}, {{"scale", scale}}, label(i, "attn.sdpa"));
+    const ValueId merged = b_.op1("reshape", {a}, {{"shape", Shape{1, seq_, q_rows}}});
+    const ValueId wo = matrix(layer_tensor(i, "self_attn.o_proj.weight"),
+                              {{layer_tensor(i, "self_attn.o_proj.weight"), c_.hidden_size, "hidden_size"}}, q_rows,
+                              "num_attention_heads * head_dim");
+    return b_.op1("linear", {merged, wo}, {}, label(i, "attn.o_proj"));
+  }
+
+  ValueId mlp(int64_t i, ValueId h) {
+    const int64_t n = c_.intermediate_size;
+    auto weight = [&](const char* suffix, int64_t rows, const char* rows_why, int64_t cols, const char* cols_why) {
+      const std::string name = layer_tensor(i, suffix);
+      return matrix(name, {{name, rows, rows_why}}, cols, cols_why);
+    };
+    const ValueId wg = weight("mlp.gate_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+    const ValueId wu = weight("mlp.up_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+    const ValueId wd = weight("mlp.down_proj.weight", c_.hidden_size, "hidden_size", n, "intermediate_size");
+    const ValueId gate = b_.op1("linear", {h, wg}, {}, label(i, "mlp.gate_proj"));
+    const ValueId up = b_.op1("linear", {h, wu}, {}, label(i, "mlp.up_proj"));
+    const ValueId act = b_.op1("swiglu", {gate, up}, {}, label(i, "mlp.swiglu"));
+    return b_.op1("linear", {act, wd}, {}, label(i, "mlp.down_proj"));
+  }
+
+  const ModelConfig& c_;
+  const Checkpoint& ck_;
+  LoadOptions o_;
+  graph::GraphBuilder b_;
+  DType act_ = DType::f32;
+  DType cache_ = DType::f32;
+  int64_t max_seq_ = 0;
+  int64_t max_prefill_ = 0;
+  graph::SymId seq_;
+  ValueId pos_ = graph::kNoValue;
+};
+
+}  // namespace
+
+BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options) {
+  return Decoder(config, checkpoint, options).build();
+}
+
+BuiltModel load_hf(const std::filesystem::path& dir, const LoadOptions& options) {
+  const ModelConfig config = load_config(dir);
+  const Checkpoint checkpoint(dir);
+  return build_decoder(config, checkpoint, options);
+}
+
+}  // namespace wgx::models
