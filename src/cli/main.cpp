@@ -9,6 +9,7 @@
 #include "format/error.h"
 #include "gpu/error.h"
 #include "graph/error.h"
+#include "models/error.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -23,6 +24,10 @@ commands:
                 (--model PATH: the file or a model folder)
   bench-op      times single ops at Llama-3.2-1B / Qwen3-0.6B shapes on the GPU
                 ([--filter REGEX] [--iters N] [--json])
+  run           generates text from a prompt with a Hugging Face model folder, streamed
+                (--model PATH -p PROMPT [-n N] [--chat] [sampling options]; see wgx run --help)
+  chat          an interactive conversation with a chat model (--model PATH; /reset, /quit)
+  bench         prefill and decode tokens per second of a model (--model PATH -p N -n N [--json])
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -74,6 +79,9 @@ int main(int argc, char** argv) {
     if (command == "inspect") return cli::run_inspect(global, rest);
     if (command == "bench-op") return cli::run_bench_op(global, rest);
     if (command == "tokenize") return cli::run_tokenize(global, rest);
+    if (command == "run") return cli::run_generate(global, rest);
+    if (command == "chat") return cli::run_chat(global, rest);
+    if (command == "bench") return cli::run_bench(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const gpu::GpuError& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
@@ -82,6 +90,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
     return 4;
   } catch (const tokenizer::TokenizerError& e) {
+    std::fprintf(stderr, "wgx: %s\n", e.what());
+    return 4;
+  } catch (const models::ModelError& e) {
     std::fprintf(stderr, "wgx: %s\n", e.what());
     return 4;
   } catch (const graph::GraphError& e) {

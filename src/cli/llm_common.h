@@ -1,0 +1,78 @@
+// What wgx run, chat and bench share: the model and sampling options, loading a model folder into
+// a built program with its tokenizer, and the statistics line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "llm/chat.h"
+#include "llm/generator.h"
+#include "models/model.h"
+#include "runtime/program.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wgx::cli {
+
+// The options text every generating command lists in its --help.
+extern const char* const kModelOptionsHelp;
+extern const char* const kSamplingOptionsHelp;
+
+struct ModelArgs {
+  std::string path;
+  models::WeightFormat weights = models::WeightFormat::Q4;
+  int64_t context = 4096;
+};
+
+// Numbers from the command line, with the option named when one is not a number or out of range.
+int64_t parse_int(const std::string& option, const std::string& text, int64_t min, int64_t max);
+double parse_number(const std::string& option, const std::string& text, double min, double max);
+
+// Walks a command's arguments. take(name) matches the current argument, value() is the next one.
+class ArgWalker {
+ public:
+  ArgWalker(std::string command, const std::vector<std::string>& args) : command_(std::move(command)), args_(args) {}
+  bool done() const { return i_ >= args_.size(); }
+  const std::string& current() const { return args_[i_]; }
+  bool take(const char* name, const char* alias = nullptr);
+  std::string value();  // of the option just taken
+  void skip() { ++i_; }
+  [[noreturn]] void unknown() const;
+
+ private:
+  std::string command_;
+  const std::vector<std::string>& args_;
+  size_t i_ = 0;
+  std::string taken_;
+};
+
+// --model, --weights, --ctx; true when the current argument was one of them.
+bool take_model_option(ArgWalker& args, ModelArgs& model);
+// --temp, --top-k, --top-p, --min-p, --repeat-penalty, --seed.
+bool take_sampling_option(ArgWalker& args, llm::SamplingOptions& sampling, bool& seed_given);
+// Defaults of the generating commands (llama.cpp's): temperature 0.8, top-k 40, top-p 0.95,
+// min-p 0.05, no repetition penalty.
+llm::SamplingOptions default_sampling();
+
+struct LoadedModel {
+  std::unique_ptr<gpu::Context> gpu;
+  models::ModelConfig config;
+  std::unique_ptr<runtime::Program> program;
+  std::optional<tokenizer::Tokenizer> tokenizer;
+  llm::ModelLimits limits;
+  std::vector<int32_t> eos_ids;  // config.json / generation_config.json and the tokenizer's
+  std::string description;       // "Qwen3, q4 weights, context 4096"
+  double load_seconds = 0;
+};
+
+// Loads a Hugging Face folder (config.json, tokenizer.json, *.safetensors) and builds it for the
+// adapter. Throws std::invalid_argument with what to do for a path that is not such a folder.
+LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args);
+
+// "prompt 12 tokens 250.1 tok/s | 64 tokens 30.2 tok/s | first token 0.05 s | stop: eos".
+std::string stats_line(const llm::GenerationStats& stats, llm::StopReason stop);
+
+}  // namespace wgx::cli

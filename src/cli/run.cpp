@@ -1,0 +1,235 @@
+// wgx run (one prompt, streamed to stdout) and wgx chat (an interactive conversation), over a
+// Hugging Face model folder. Statistics go to stderr so stdout holds only the generated text.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <random>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/llm_common.h"
+#include "llm/chat_session.h"
+
+namespace wgx::cli {
+
+namespace {
+
+constexpr const char* kRunUsage = R"(usage: wgx run --model PATH -p PROMPT [options]
+
+Generates a continuation of PROMPT, streamed to stdout; statistics go to stderr.
+
+  -p, --prompt TEXT     the prompt ('-' reads it from stdin)
+  -n, --max-tokens N    tokens to generate at most (default 256)
+  --chat                wrap the prompt in the model's chat template, as a user message
+  --system S            system prompt (implies --chat)
+  --no-think            Qwen3: answer without thinking first (implies --chat)
+  --stop S              stop once the text contains S, which is not printed (repeatable)
+
+)";
+
+constexpr const char* kChatUsage = R"(usage: wgx chat --model PATH [options]
+
+An interactive conversation in the model's chat template (Qwen3 or Llama 3). Type a message and
+press Enter; the reply streams back. The conversation stays in the KV cache, so each turn feeds
+only the new message. Lines starting with / are commands:
+  /reset                start a new conversation
+  /quit                 end (so does Ctrl-D)
+
+  --system S            system prompt
+  --no-think            Qwen3: reply without thinking first
+  -n, --max-tokens N    tokens per reply at most (default 1024)
+
+)";
+
+void print_help(const char* usage) {
+  std::fputs(usage, stdout);
+  std::fputs(kModelOptionsHelp, stdout);
+  std::fputs("\n", stdout);
+  std::fputs(kSamplingOptionsHelp, stdout);
+}
+
+bool wants_help(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") return true;
+  }
+  return false;
+}
+
+uint64_t random_seed() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) | rd();
+}
+
+void write_out(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+llm::ChatTemplate chat_template_of(const LoadedModel& m) {
+  const auto t = llm::detect_chat_template(*m.tokenizer);
+  if (!t) {
+    throw std::invalid_argument(
+        "the tokenizer has neither <|im_start|> (Qwen3) nor <|start_header_id|> (Llama 3): "
+        "no chat template for it; use wgx run without --chat");
+  }
+  return *t;
+}
+
+void announce(const ModelArgs& args, const LoadedModel& m) {
+  std::fprintf(stderr, "wgx: %s (%s) ready in %.1f s\n", args.path.c_str(), m.description.c_str(), m.load_seconds);
+}
+
+// A hint on what to change, for a prompt that does not fit.
+[[noreturn]] void context_full(const llm::ContextFullError& e) {
+  throw std::invalid_argument(std::string(e.what()) + " (-n N: new tokens; --ctx N: context length)");
+}
+
+}  // namespace
+
+int run_generate(const GlobalOptions& global, const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    print_help(kRunUsage);
+    return 0;
+  }
+  ModelArgs model;
+  llm::GenerationOptions options;
+  options.sampling = default_sampling();
+  bool seed_given = false, chat = false, have_prompt = false;
+  llm::ChatOptions chat_options;
+  std::string prompt, system;
+  ArgWalker args("run", argv);
+  while (!args.done()) {
+    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given)) continue;
+    if (args.take("--prompt", "-p")) {
+      prompt = args.value();
+      have_prompt = true;
+    } else if (args.take("--max-tokens", "-n")) {
+      options.max_new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
+    } else if (args.take("--chat")) {
+      chat = true;
+    } else if (args.take("--system")) {
+      system = args.value();
+      chat = true;
+    } else if (args.take("--no-think")) {
+      chat_options.enable_thinking = false;
+      chat = true;
+    } else if (args.take("--stop")) {
+      options.stop_strings.push_back(args.value());
+    } else {
+      args.unknown();
+    }
+  }
+  if (!have_prompt)
+    throw std::invalid_argument("run: give a prompt with -p TEXT (or -p - to read stdin); see wgx run --help");
+  if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (!seed_given) options.sampling.seed = random_seed();
+  llm::validate(options.sampling);
+
+  LoadedModel m = load_model(global, model);
+  announce(model, m);
+  options.eos_ids = m.eos_ids;
+  std::vector<int32_t> ids;
+  if (chat) {
+    std::vector<llm::ChatMessage> messages;
+    if (!system.empty()) messages.push_back({"system", system, std::nullopt});
+    messages.push_back({"user", prompt, std::nullopt});
+    ids = m.tokenizer->encode(llm::render_chat(chat_template_of(m), messages, chat_options));
+  } else {
+    // As Hugging Face's tokenizer(prompt): Llama 3 starts with <|begin_of_text|>, Qwen3 has none.
+    if (const auto bos = m.tokenizer->special_tokens().bos) ids.push_back(*bos);
+    const std::vector<int32_t> text = m.tokenizer->encode(prompt);
+    if (!text.empty() && !ids.empty() && text.front() == ids.front()) ids.clear();
+    ids.insert(ids.end(), text.begin(), text.end());
+  }
+  llm::Generator gen(*m.program, *m.tokenizer, m.limits);
+  llm::GenerationResult r;
+  try {
+    r = gen.generate(ids, options, [](int32_t, std::string_view text) {
+      write_out(text);
+      return true;
+    });
+  } catch (const llm::ContextFullError& e) {
+    context_full(e);
+  }
+  if (!r.text.empty() && r.text.back() != '\n') write_out("\n");
+  std::fprintf(stderr, "wgx: %s | seed %llu\n", stats_line(r.stats, r.stop).c_str(),
+               static_cast<unsigned long long>(options.sampling.seed));
+  return 0;
+}
+
+int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    print_help(kChatUsage);
+    return 0;
+  }
+  ModelArgs model;
+  llm::GenerationOptions options;
+  options.sampling = default_sampling();
+  options.max_new_tokens = 1024;
+  bool seed_given = false;
+  llm::ChatOptions chat_options;
+  std::string system;
+  ArgWalker args("chat", argv);
+  while (!args.done()) {
+    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given)) continue;
+    if (args.take("--max-tokens", "-n")) {
+      options.max_new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
+    } else if (args.take("--system")) {
+      system = args.value();
+    } else if (args.take("--no-think")) {
+      chat_options.enable_thinking = false;
+    } else {
+      args.unknown();
+    }
+  }
+  if (!seed_given) options.sampling.seed = random_seed();
+  llm::validate(options.sampling);
+
+  LoadedModel m = load_model(global, model);
+  const llm::ChatTemplate tmpl = chat_template_of(m);
+  if (!chat_options.enable_thinking && tmpl != llm::ChatTemplate::Qwen3) {
+    std::fputs("wgx: --no-think applies to Qwen3 only; ignored\n", stderr);
+  }
+  announce(model, m);
+  std::fputs("wgx: type a message; /reset starts over, /quit or Ctrl-D ends\n", stderr);
+  options.eos_ids = m.eos_ids;
+  llm::Generator gen(*m.program, *m.tokenizer, m.limits);
+  llm::ChatSession session(gen, tmpl, system, chat_options);
+  const bool interactive = isatty(STDIN_FILENO);
+  const uint64_t seed = options.sampling.seed;
+  std::string line;
+  for (uint64_t turn = 0;; ++turn) {
+    if (interactive) write_out("> ");
+    if (!std::getline(std::cin, line)) break;
+    if (line.empty()) continue;
+    if (line == "/quit" || line == "/exit") break;
+    if (line == "/reset") {
+      session.reset();
+      std::fputs("wgx: new conversation\n", stderr);
+      continue;
+    }
+    if (line[0] == '/') {
+      std::fprintf(stderr, "wgx: unknown command %s (/reset or /quit)\n", line.c_str());
+      continue;
+    }
+    options.sampling.seed = seed + turn;  // each reply its own random stream, reproducibly
+    try {
+      const llm::GenerationResult r = session.send(line, options, [](int32_t, std::string_view text) {
+        write_out(text);
+        return true;
+      });
+      write_out("\n");
+      std::fprintf(stderr, "wgx: %s | context %lld/%lld\n", stats_line(r.stats, r.stop).c_str(),
+                   static_cast<long long>(gen.context().size()), static_cast<long long>(gen.limits().max_seq));
+    } catch (const llm::ContextFullError& e) {
+      std::fprintf(stderr, "wgx: %s\n", e.what());
+    } catch (const std::invalid_argument& e) {  // e.g. a line that is not UTF-8: say so, go on
+      std::fprintf(stderr, "wgx: %s\n", e.what());
+    }
+  }
+  return 0;
+}
+
+}  // namespace wgx::cli

@@ -1,0 +1,173 @@
+#include "llm/generator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "llm/stop_strings.h"
+
+namespace wgx::llm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+const graph::NamedValue* find_named(const std::vector<graph::NamedValue>& list, std::string_view name) {
+  for (const auto& v : list) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ModelLimits model_limits(const graph::Graph& graph) {
+  auto missing = [](const std::string& what) {
+    throw std::invalid_argument("the model graph has no " + what + " (see models/model.h for what a model provides)");
+  };
+  const graph::NamedValue* tokens = find_named(graph.inputs, "tokens");
+  const graph::NamedValue* logits = find_named(graph.outputs, "logits");
+  const auto pos = graph::find_sym(graph, "input_pos");
+  if (!tokens) missing("input \"tokens\"");
+  if (!logits) missing("output \"logits\"");
+  if (!pos) missing("sym \"input_pos\"");
+  const graph::Shape& tshape = graph.type(tokens->value).shape;
+  const graph::Shape& lshape = graph.type(logits->value).shape;
+  if (tshape.size() != 2 || !tshape[0].is_const(1)) missing("input \"tokens\" of shape [1, seq]");
+  if (lshape.empty() || !lshape.back().is_const()) missing("output \"logits\" with a constant vocabulary size");
+  ModelLimits limits;
+  limits.max_prefill = tshape[1].max_value(graph.syms);
+  limits.max_seq = graph.syms[pos->index].max + 1;
+  limits.vocab = lshape.back().value();
+  return limits;
+}
+
+const char* stop_reason_name(StopReason reason) {
+  switch (reason) {
+    case StopReason::Eos: return "eos";
+    case StopReason::StopString: return "stop string";
+    case StopReason::MaxTokens: return "max tokens";
+    case StopReason::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+double GenerationStats::prefill_tokens_per_second() const {
+  return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0.0;
+}
+
+double GenerationStats::decode_tokens_per_second() const {
+  return decode_seconds > 0 && generated_tokens > 1 ? static_cast<double>(generated_tokens - 1) / decode_seconds : 0.0;
+}
+
+Generator::Generator(runtime::Program& program, tokenizer::Tokenizer tokenizer, ModelLimits limits)
+    : program_(program), tokenizer_(std::move(tokenizer)), limits_(limits) {
+  if (limits_.max_seq < 1 || limits_.max_prefill < 1 || limits_.vocab < 1) {
+    throw std::invalid_argument("model limits must be positive (max_seq, max_prefill, vocab)");
+  }
+  program_.reset_state();
+}
+
+void Generator::reset() {
+  program_.reset_state();
+  context_.clear();
+  fed_ = 0;
+}
+
+std::vector<float> Generator::feed(std::span<const int32_t> ids, int64_t chunk, int64_t* steps) {
+  for (size_t at = 0; at < ids.size();) {
+    const size_t n = std::min(ids.size() - at, static_cast<size_t>(chunk));
+    program_.set_input<int32_t>("tokens", ids.subspan(at, n), {1, static_cast<int64_t>(n)});
+    program_.set_sym("input_pos", fed_);
+    program_.execute();
+    fed_ += static_cast<int64_t>(n);
+    at += n;
+    ++*steps;
+  }
+  std::vector<float> logits = program_.read_f32("logits");
+  // A graph built with all_logits returns every position's row: keep the last.
+  const size_t vocab = static_cast<size_t>(limits_.vocab);
+  if (logits.size() < vocab || logits.size() % vocab != 0) {
+    throw std::runtime_error("the model's logits hold " + std::to_string(logits.size()) +
+                             " values, not a multiple of the vocabulary (" + std::to_string(vocab) + ")");
+  }
+  logits.erase(logits.begin(), logits.end() - static_cast<ptrdiff_t>(vocab));
+  return logits;
+}
+
+GenerationResult Generator::generate(std::span<const int32_t> prompt, const GenerationOptions& options,
+                                     const TokenCallback& on_token) {
+  const auto start = Clock::now();
+  validate(options.sampling);
+  if (options.max_new_tokens < 0) throw std::invalid_argument("max_new_tokens must be >= 0");
+  if (options.prefill_chunk < 0) throw std::invalid_argument("prefill_chunk must be >= 0");
+  for (int32_t id : prompt) {
+    if (id < 0 || id >= limits_.vocab) {
+      throw std::invalid_argument("prompt token " + std::to_string(id) + " is outside the model's vocabulary (" +
+                                  std::to_string(limits_.vocab) + " tokens)");
+    }
+  }
+  const int64_t used = static_cast<int64_t>(context_.size());
+  const int64_t asked = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
+  if (used + asked > limits_.max_seq) {
+    throw ContextFullError("the context holds " + std::to_string(limits_.max_seq) + " tokens, but " +
+                           (used ? std::to_string(used) + " are in use, " : std::string()) + "the prompt has " +
+                           std::to_string(prompt.size()) + " and " + std::to_string(options.max_new_tokens) +
+                           " new tokens were asked for: ask for fewer new tokens, shorten the prompt, " +
+                           (used ? "reset the conversation, " : "") + "or build the model with a longer context");
+  }
+  context_.insert(context_.end(), prompt.begin(), prompt.end());
+  const std::span<const int32_t> pending = std::span<const int32_t>(context_).subspan(static_cast<size_t>(fed_));
+  if (pending.empty()) throw std::invalid_argument("nothing to feed: the prompt is empty");
+
+  GenerationResult result;
+  GenerationStats& stats = result.stats;
+  stats.prompt_tokens = static_cast<int64_t>(pending.size());
+  const int64_t chunk =
+      options.prefill_chunk > 0 ? std::min(options.prefill_chunk, limits_.max_prefill) : limits_.max_prefill;
+  std::vector<float> logits = feed(pending, chunk, &stats.prefill_steps);
+  stats.prefill_seconds = seconds_since(start);
+  if (options.max_new_tokens == 0) return result;
+
+  Sampler sampler(options.sampling);
+  tokenizer::StreamDecoder stream(tokenizer_, options.skip_special);
+  StopMatcher stops(options.stop_strings);
+  Clock::time_point first_token;
+  for (;;) {
+    const int32_t token = sampler.sample(logits, context_);
+    if (result.tokens.empty()) {
+      first_token = Clock::now();
+      stats.first_token_seconds = std::chrono::duration<double>(first_token - start).count();
+    }
+    result.tokens.push_back(token);
+    context_.push_back(token);
+    const bool eos = std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
+    const bool last = eos || static_cast<int64_t>(result.tokens.size()) == options.max_new_tokens;
+    std::string piece = eos ? std::string() : stream.push(token);  // an eos is not text
+    if (last) piece += stream.finish();
+    std::string text = stops.push(piece);
+    if (last && !stops.matched()) text += stops.flush();
+    result.text += text;
+    const bool go_on = !on_token || on_token(token, text);
+    if (stops.matched()) {
+      result.stop = StopReason::StopString;
+    } else if (eos) {
+      result.stop = StopReason::Eos;
+    } else if (last) {
+      result.stop = StopReason::MaxTokens;
+    } else if (!go_on) {
+      result.stop = StopReason::Cancelled;
+    } else {
+      int64_t steps = 0;
+      logits = feed(std::span<const int32_t>(&context_.back(), 1), 1, &steps);
+      continue;
+    }
+    break;
+  }
+  stats.generated_tokens = static_cast<int64_t>(result.tokens.size());
+  stats.decode_seconds = seconds_since(first_token);
+  return result;
+}
+
+}  // namespace wgx::llm

@@ -1,0 +1,117 @@
+// Text generation over a built model graph (models/model.h's contract: input "tokens", sym
+// "input_pos", output "logits", KV caches as mutable buffers).
+//
+//   llm::Generator gen(program, tokenizer, llm::model_limits(graph));
+//   llm::GenerationOptions o;
+//   o.max_new_tokens = 64;
+//   o.eos_ids = {tokenizer.special_tokens().eos.value()};
+//   auto r = gen.generate(tokenizer.encode(prompt), o, [](int32_t, std::string_view text) {
+//     std::fwrite(text.data(), 1, text.size(), stdout);
+//     return true;  // false stops
+//   });
+//
+// The prompt is fed in chunks of at most max_prefill tokens, then one token per step. The KV
+// cache persists between calls: the next generate() continues the same sequence (multi-turn
+// chat feeds only the new turn), until reset().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+#include "llm/sampler.h"
+#include "runtime/program.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wgx::llm {
+
+struct ModelLimits {
+  int64_t max_seq = 0;      // tokens the KV cache holds
+  int64_t max_prefill = 0;  // tokens one step may feed
+  int64_t vocab = 0;        // logits per token (embedding rows)
+};
+// Read from the graph: the "tokens" input's length range, the "input_pos" sym's range and the
+// "logits" output. Throws std::invalid_argument naming what is missing.
+ModelLimits model_limits(const graph::Graph& graph);
+
+// The prompt and the tokens asked for do not fit in what is left of the context.
+class ContextFullError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GenerationOptions {
+  int64_t max_new_tokens = 256;
+  SamplingOptions sampling;
+  std::vector<int32_t> eos_ids;           // end the reply; not part of the text
+  std::vector<std::string> stop_strings;  // end the reply when the text holds one; cut before it
+  bool skip_special = false;              // leave special tokens out of the text
+  int64_t prefill_chunk = 0;              // tokens per prefill step; 0: the model's max_prefill
+};
+
+enum class StopReason { Eos, StopString, MaxTokens, Cancelled };
+const char* stop_reason_name(StopReason reason);
+
+struct GenerationStats {
+  int64_t prompt_tokens = 0;  // fed before the first token
+  int64_t generated_tokens = 0;
+  int64_t prefill_steps = 0;
+  double prefill_seconds = 0;      // feeding the prompt, until its logits are on the host
+  double first_token_seconds = 0;  // from the call until the first token is sampled
+  double decode_seconds = 0;       // from the first token until the last
+  double prefill_tokens_per_second() const;
+  // Tokens fed one at a time (every generated token but the first) per second.
+  double decode_tokens_per_second() const;
+};
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;  // every sampled token, an ending eos included
+  std::string text;             // what was emitted: no eos, nothing from a stop string on
+  StopReason stop = StopReason::MaxTokens;
+  GenerationStats stats;
+};
+
+// Called once per sampled token with the text that became final with it: possibly empty (bytes
+// of an unfinished character, or text that may begin a stop string, are held back). Valid UTF-8.
+// Returning false ends the generation (StopReason::Cancelled).
+using TokenCallback = std::function<bool(int32_t token, std::string_view text)>;
+
+class Generator {
+ public:
+  // The program must outlive the generator; its state is reset here.
+  Generator(runtime::Program& program, tokenizer::Tokenizer tokenizer, ModelLimits limits);
+
+  // Feeds `prompt` after the conversation so far and samples up to max_new_tokens. Throws
+  // ContextFullError (before feeding anything) when the conversation, the prompt and
+  // max_new_tokens exceed max_seq; std::invalid_argument for ids outside the vocabulary.
+  GenerationResult generate(std::span<const int32_t> prompt, const GenerationOptions& options,
+                            const TokenCallback& on_token = {});
+
+  // Forgets the conversation and clears the KV cache.
+  void reset();
+
+  // The conversation so far: prompts and sampled tokens. The last sampled token is fed at the
+  // start of the next generate().
+  const std::vector<int32_t>& context() const { return context_; }
+  // Tokens the context still has room for.
+  int64_t remaining() const { return limits_.max_seq - static_cast<int64_t>(context_.size()); }
+  const ModelLimits& limits() const { return limits_; }
+  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
+
+ private:
+  // Feeds ids (positions fed_ ...) in steps of at most `chunk`; returns the last token's logits.
+  std::vector<float> feed(std::span<const int32_t> ids, int64_t chunk, int64_t* steps);
+
+  runtime::Program& program_;
+  tokenizer::Tokenizer tokenizer_;
+  ModelLimits limits_;
+  std::vector<int32_t> context_;
+  int64_t fed_ = 0;  // tokens of context_ in the KV cache
+};
+
+}  // namespace wgx::llm
