@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds wgx if needed, then runs it: with no arguments, its main job (`wgx info`).
+# Builds wgx if needed, then runs it. With no arguments, its main job: generate text with the
+# embedded demo model (models/demo, a small Llama trained on fortunes) on the GPU, or on the CPU
+# through SwiftShader where there is none. With arguments, they go to wgx (e.g. `info`).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$("$root/scripts/build.sh" release | tail -1)
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-(($#)) || set -- info
+(($#)) || set -- run --model "$root/models/demo" -p "The meaning of life is" -n 80
 exec "$build/bin/wgx" "$@"

@@ -99,6 +99,20 @@ case "$case_name" in
     expect_err "'banana' is not a token id"
     run 4 "$wgx" tokenize --model "$tmp/nothing" "x"
     expect_err "cannot open" ;;
+  run_demo_greedy)
+    # The embedded demo model, greedy: the same text every time, and the statistics line.
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
+    cp "$tmp/out" "$tmp/first"
+    expect_err "prompt 7 tokens, .* tok/s | generated [0-9]* tokens"
+    [ -n "$(tr -d '[:space:]' <"$tmp/first")" ] || fail "no text generated"
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
+    cmp -s "$tmp/first" "$tmp/out" || fail "greedy generation differs between two runs" ;;
+  run_context_overflow)
+    run 2 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 5000 --temp 0
+    expect_err "the context holds 1024 tokens" ;;
+  run_missing_model)
+    run 2 "$wgx" run --model "$tmp/none" -p "x"
+    expect_err "no such file or folder" ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
 echo "ok: $case_name"
