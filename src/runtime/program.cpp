@@ -63,8 +63,27 @@ struct Program::Impl {
   struct Step {
     uint32_t node;
     std::unique_ptr<NodeExec> exec;
+    std::unique_ptr<NodeExec> small;  // the exec for the small class, when its route differs
+    NodeExec& active(bool small_class) { return small_class && small ? *small : *exec; }
   };
   std::vector<Step> steps;
+
+  // Shape classes. Routes are chosen at max shapes; a program that serves both prefill and
+  // decode would then run prefill routes for every decode step. The "small" class is every
+  // SymInt that sizes a graph input at its minimum (one token); nodes whose best route differs
+  // there get a second exec, picked at execute time.
+  graph::SymTable small_syms;          // graph syms with the class syms' max lowered to min
+  std::vector<uint32_t> class_syms;    // indices of the syms that size graph inputs
+  const graph::SymTable* build_syms = nullptr;  // what max shapes mean while building
+  bool small_class_now = false;
+  bool active_class_resized = false;   // the execs of the active class have current params
+  bool in_small_class() const {
+    if (class_syms.empty()) return false;
+    for (uint32_t s : class_syms) {
+      if (sym_values[s] != graph.syms[s].min) return false;
+    }
+    return true;
+  }
 
   const gpu::Buffer& own(uint64_t bytes, gpu::BufferKind kind, const std::string& label) {
     buffers.push_back(std::make_unique<gpu::Buffer>(gpu, std::max<uint64_t>(bytes, 4), kind, label));
@@ -124,10 +143,12 @@ const std::vector<int64_t>& NodeContext::output_shape(size_t i) const {
   return program_.impl_->shapes.at(node().outputs.at(i));
 }
 std::vector<int64_t> NodeContext::input_max_shape(size_t i) const {
-  return graph::max_shape(input_type(i).shape, graph().syms);
+  const auto* syms = program_.impl_->build_syms;
+  return graph::max_shape(input_type(i).shape, syms ? *syms : graph().syms);
 }
 std::vector<int64_t> NodeContext::output_max_shape(size_t i) const {
-  return graph::max_shape(output_type(i).shape, graph().syms);
+  const auto* syms = program_.impl_->build_syms;
+  return graph::max_shape(output_type(i).shape, syms ? *syms : graph().syms);
 }
 int64_t NodeContext::sym_input(size_t i) const {
   const graph::Value& v = input_value(i);
@@ -239,33 +260,55 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
     }
   }
 
-  // A route for every node, then its executable part.
+  // The shape classes: syms that size a graph input, when their range has room.
+  m.small_syms = g.syms;
+  for (const graph::NamedValue& in : g.inputs) {
+    for (const graph::Dim& d : g.type(in.value).shape) {
+      if (d.is_const()) continue;
+      const uint32_t s = d.sym().index;
+      if (g.syms[s].min == g.syms[s].max) continue;
+      if (std::find(m.class_syms.begin(), m.class_syms.end(), s) == m.class_syms.end()) m.class_syms.push_back(s);
+      m.small_syms[s].max = g.syms[s].min;
+    }
+  }
+
+  // A route for every node (per class), then its executable part.
   m.update_shapes();
-  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
-    RouteChoice choice{i, g.nodes[i].op, g.nodes[i].label, "", {}};
+  auto choose = [&](uint32_t i, RouteChoice& choice) -> const Route* {
     NodeContext ctx(*this, i);
+    for (const Route& route : ops[i]->routes) {
+      std::string why = route.guard ? route.guard(ctx) : std::string();
+      if (why.empty()) return &route;
+      choice.rejected.push_back(route.name + ": " + why);
+    }
+    std::string why;
+    for (const auto& r : choice.rejected) why += "\n  " + r;
+    throw graph::GraphError(node_name(g, i) + ": no route can run it:" + why);
+  };
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    RouteChoice choice{i, g.nodes[i].op, g.nodes[i].label, "", {}, ""};
     if (ops[i]->view) {
       choice.route = "view";
     } else {
-      for (const Route& route : ops[i]->routes) {
-        std::string why = route.guard ? route.guard(ctx) : std::string();
-        if (!why.empty()) {
-          choice.rejected.push_back(route.name + ": " + why);
-          continue;
+      m.build_syms = &g.syms;
+      const Route* route = choose(i, choice);
+      choice.route = route->name;
+      Impl::Step step{i, route->build(NodeContext(*this, i)), nullptr};
+      if (!m.class_syms.empty()) {
+        m.build_syms = &m.small_syms;
+        RouteChoice small{i, "", "", "", {}, ""};
+        const Route* small_route = choose(i, small);
+        if (small_route->name != route->name) {
+          choice.small_route = small_route->name;
+          step.small = small_route->build(NodeContext(*this, i));
         }
-        choice.route = route.name;
-        m.steps.push_back({i, route.build(ctx)});
-        break;
       }
-      if (choice.route.empty()) {
-        std::string why;
-        for (const auto& r : choice.rejected) why += "\n  " + r;
-        throw graph::GraphError(node_name(g, i) + ": no route can run it:" + why);
-      }
+      m.build_syms = nullptr;
+      m.steps.push_back(std::move(step));
     }
     for (const auto& [value, buffer] : plan.copies_after[i]) {
       ++mutation_copies_;
-      m.steps.push_back({i, std::make_unique<CopyExec>(m.refs[value], m.refs[g.buffers[buffer].value])});
+      m.steps.push_back({i, std::make_unique<CopyExec>(m.refs[value], m.refs[g.buffers[buffer].value]), nullptr});
     }
     routes_.push_back(std::move(choice));
   }
@@ -328,17 +371,22 @@ void Program::set_input(std::string_view name, std::span<const uint8_t> bytes, s
 
 void Program::execute() {
   Impl& m = *impl_;
-  if (m.dirty) {
+  const bool small = m.in_small_class();
+  if (m.dirty || small != m.small_class_now || !m.active_class_resized) {
     m.update_shapes();
-    for (auto& step : m.steps) step.exec->resize(NodeContext(*this, step.node));
+    for (auto& step : m.steps) step.active(small).resize(NodeContext(*this, step.node));
+    m.small_class_now = small;
+    m.active_class_resized = true;
     m.dirty = false;
   }
   gpu::Recorder rec(m.gpu, "execute", m.profile);
-  for (auto& step : m.steps) step.exec->record(rec);
+  for (auto& step : m.steps) step.active(small).record(rec);
   dispatches_ = rec.dispatches();
   rec.submit();
   if (m.profile) timings_ = rec.timings();
 }
+
+bool Program::last_execute_was_small() const { return impl_->small_class_now; }
 
 std::vector<int64_t> Program::output_shape(std::string_view name) const {
   const Impl& m = *impl_;
@@ -411,7 +459,8 @@ std::string Program::describe() const {
     for (ValueId v : n.outputs) outs += (outs.empty() ? "" : ", ") + name(v);
     for (ValueId v : n.inputs) ins += (ins.empty() ? "" : ", ") + name(v);
     s << outs << " = " << n.op << "(" << ins << ") : "
-      << graph::to_string(g.type(n.outputs.at(0)), &g.syms) << "  [" << routes_[i].route << "]";
+      << graph::to_string(g.type(n.outputs.at(0)), &g.syms) << "  [" << routes_[i].route
+      << (routes_[i].small_route.empty() ? "" : ", one token: " + routes_[i].small_route) << "]";
     if (!n.label.empty()) s << "  " << n.label;
     s << "\n";
   }

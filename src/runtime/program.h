@@ -28,6 +28,9 @@ struct RouteChoice {
   std::string label;
   std::string route;                  // "view" for nodes that run nothing
   std::vector<std::string> rejected;  // "route: why not", for routes tried before it
+  // The route taken when every SymInt that sizes a graph input is at its minimum (one-token
+  // decode steps), where it differs from `route`; empty otherwise.
+  std::string small_route;
 };
 
 // "512 B", "3.5 KiB", "1.2 GiB".
@@ -78,6 +81,8 @@ class Program {
   // Per-dispatch GPU times of the last execute() (profiling on: RuntimeOptions "profile" = "1").
   const std::vector<gpu::DispatchTiming>& last_timings() const { return timings_; }
   size_t dispatches_per_execute() const { return dispatches_; }
+  // Whether the last execute() ran the small shape class (see RouteChoice::small_route).
+  bool last_execute_was_small() const;
   // Mutations whose value is copied into its buffer after the producing node; the others are
   // written into the buffer's own storage.
   size_t mutation_copies() const { return mutation_copies_; }

@@ -119,7 +119,8 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
 // post norm, gate, up, swiglu, down) and 2 more for Qwen3's q/k norms, then the final norm and
 // lm_head (the last-token select is a buffer copy).
 size_t expected_decode_dispatches(const ModelConfig& c, bool cast) {
-  const size_t per_layer = c.architecture == Architecture::Qwen3 ? 15 : 13;
+  // One-token steps attend through flash_decoding (split over the cache, then combine): 14 / 16.
+  const size_t per_layer = c.architecture == Architecture::Qwen3 ? 16 : 14;
   return 1 + (cast ? 1 : 0) + per_layer * static_cast<size_t>(c.num_layers) + 2;
 }
 

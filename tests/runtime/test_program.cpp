@@ -36,6 +36,34 @@ TEST(Program, DynamicShapesResizeWithoutRebuilding) {
   }
 }
 
+TEST(Program, OneTokenStepsTakeTheirOwnRoute) {
+  // A linear over a symbolic row count: the tiled GEMM at max size, the gemv when one row.
+  GraphBuilder b;
+  auto seq = b.sym("seq", 1, 64);
+  auto x = b.input("x", DType::f32, {seq, 37});
+  const auto vw = random_floats(11 * 37, 20);
+  auto w = b.constant("w", DType::f32, {11, 37}, bytes_of(vw));
+  b.output("y", b.op1("linear", {x, w}));
+  Program prog(shared_context(), b.build(), b.weights());
+  EXPECT_EQ(prog.routes().at(0).route, "tiled");
+  EXPECT_EQ(prog.routes().at(0).small_route, "gemv");
+  for (int64_t s : {1, 20, 1, 64, 1}) {
+    const auto vx = random_floats(static_cast<size_t>(s) * 37, static_cast<uint32_t>(100 + s));
+    prog.set_input<float>("x", vx, {s, 37});
+    prog.execute();
+    EXPECT_EQ(prog.last_execute_was_small(), s == 1);
+    std::vector<float> want(static_cast<size_t>(s) * 11, 0.f);
+    for (int64_t r = 0; r < s; ++r) {
+      for (int n = 0; n < 11; ++n) {
+        double acc = 0;
+        for (int k = 0; k < 37; ++k) acc += double(vx[r * 37 + k]) * vw[n * 37 + k];
+        want[r * 11 + n] = static_cast<float>(acc);
+      }
+    }
+    EXPECT_TRUE(close(prog.read_f32("y"), want)) << "seq " << s;
+  }
+}
+
 TEST(Program, ViewsShareStorageAndRunNothing) {
   GraphBuilder b;
   auto x = b.input("x", DType::f32, {6, 35});
