@@ -1,5 +1,6 @@
 #include "ops/common.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "graph/error.h"
@@ -20,12 +21,14 @@ std::string dtype_label(DType d) {
   }
 }
 
+std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude) {
+  return std::string(gpu::kLinearWorkgroupWgsl) + std::string(prelude) + std::string(variant.wgsl);
+}
+
 const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,
-                                  std::vector<gpu::Binding> bindings) {
+                                  std::vector<gpu::Binding> bindings, std::string_view prelude) {
   gpu::KernelKey key{std::string(variant.template_id), std::string(variant.variant), {}};
-  return ctx.pipelines().get(key, [&] {
-    return gpu::KernelSource{std::string(gpu::kLinearWorkgroupWgsl) + std::string(variant.wgsl), bindings};
-  });
+  return ctx.pipelines().get(key, [&] { return gpu::KernelSource{variant_source(variant, prelude), bindings}; });
 }
 
 std::vector<uint32_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
@@ -106,6 +109,22 @@ std::string check_rank_and_size(const runtime::NodeContext& ctx) {
     if (auto e = check(ctx.output_max_shape(i)); !e.empty()) return "output " + std::to_string(i) + ": " + e;
   }
   return "";
+}
+
+gpu::BufferBinding Steps::own(const runtime::NodeContext& ctx, uint64_t bytes, const std::string& what) {
+  // At least 16 bytes: a scratch with no slots (nothing to split) is still bound, and its WGSL
+  // struct needs a whole element (e.g. 8 bytes of max/sum).
+  buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 16), gpu::BufferKind::Storage,
+                                                   ctx.label() + " " + what));
+  return {buffers_.back().get(), 0, 0};
+}
+
+void Steps::resize(const runtime::NodeContext& ctx) {
+  for (auto& s : steps_) s->resize(ctx);
+}
+
+void Steps::record(gpu::Recorder& rec) {
+  for (auto& s : steps_) s->record(rec);
 }
 
 }  // namespace wgx::ops

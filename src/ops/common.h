@@ -1,12 +1,15 @@
 // Helpers shared by the op families: variant names by dtype, kernels from generated shader
-// tables, broadcasting strides, and scalar inputs materialized as one-element tensors.
+// tables, the f32 -> f16 packing WGSL, broadcasting strides, scalar inputs materialized as
+// one-element tensors, and executables made of several dispatches with their scratch buffers.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "gpu/buffer.h"
 #include "gpu/kernel.h"
 #include "runtime/op_kernel.h"
 #include "shaders/shader_variant.h"
@@ -16,9 +19,27 @@ namespace wgx::ops {
 // The dtype label variants use for a storage: "f32", "f16", "i32", "bool", "u8".
 std::string dtype_label(graph::DType compute_dtype);
 
-// The pipeline for one generated variant (compiled once per program).
+// f32 -> f16 for kernels that write packed f16: f16_bits(x) is x's half (rounded as
+// pack2x16float rounds), f16_word(v) packs v.x (low) and v.y into one word. pack2x16float is
+// undefined outside the finite f16 range, so overflow saturates to +-inf (as rounding does) and
+// NaN stays NaN, as a PyTorch cast gives them.
+inline constexpr const char* kF16PackWgsl = R"(
+fn f16_bits(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
+  if (abs(x) >= 65520.0) { return ((b >> 16u) & 0x8000u) | 0x7c00u; }
+  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+}
+fn f16_word(v: vec2<f32>) -> u32 { return f16_bits(v.x) | (f16_bits(v.y) << 16u); }
+)";
+
+// A variant's full WGSL: wgx_workgroup_index (gpu::kLinearWorkgroupWgsl), then `prelude` (WGSL
+// the family's templates call, e.g. kF16PackWgsl), then the variant.
+std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude = {});
+
+// The pipeline for one generated variant (compiled once per program), from variant_source.
 const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,
-                                  std::vector<gpu::Binding> bindings);
+                                  std::vector<gpu::Binding> bindings, std::string_view prelude = {});
 
 // Element strides of an input of shape `in` broadcast to `out` (right-aligned): 0 along
 // broadcast dims, packed into 8 slots (rank <= 8).
@@ -43,5 +64,24 @@ InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, graph::DType 
 
 // "" when every tensor input and output has rank <= 8 and fewer than 2^32 elements at max.
 std::string check_rank_and_size(const runtime::NodeContext& ctx);
+
+// An executable part made of several steps (dispatches, usually) resized and recorded in the
+// order added, and the scratch buffers they use. WebGPU orders the storage accesses of
+// successive dispatches, so a step sees what the steps before it wrote. A family whose steps
+// are not all run every time derives from this and overrides resize/record.
+class Steps : public runtime::NodeExec {
+ public:
+  void add(std::unique_ptr<runtime::NodeExec> step) { steps_.push_back(std::move(step)); }
+  // A zeroed device buffer of at least `bytes` that lives as long as this exec (so as long as
+  // the bind groups of its steps).
+  gpu::BufferBinding own(const runtime::NodeContext& ctx, uint64_t bytes, const std::string& what);
+
+  void resize(const runtime::NodeContext& ctx) override;
+  void record(gpu::Recorder& rec) override;
+
+ private:
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // declared first: outlives the steps that bind them
+  std::vector<std::unique_ptr<runtime::NodeExec>> steps_;
+};
 
 }  // namespace wgx::ops

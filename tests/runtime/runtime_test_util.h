@@ -1,4 +1,5 @@
-// Shared helpers for runtime tests: a shared GPU context, random data, tolerant comparison.
+// Shared helpers for runtime tests: a shared GPU context, random data, tolerant comparison, and
+// the reasons routes were refused. numeric_test_util.h has f16 data and error bounds.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,9 +8,11 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu/context.h"
+#include "runtime/program.h"
 
 namespace wgx::runtime::testing {
 
@@ -49,6 +52,13 @@ inline ::testing::AssertionResult close(const std::vector<float>& got, const std
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// "route: why" of every route tried before the chosen one, joined.
+inline std::string rejected(const RouteChoice& c) {
+  std::string s;
+  for (const auto& r : c.rejected) s += r + "; ";
+  return s;
 }
 
 }  // namespace wgx::runtime::testing

@@ -1,14 +1,12 @@
-// What the attention family's routes share: storage labels, kernels, input_pos, geometry, and an
-// executable part made of several dispatches with the scratch buffers it owns.
+// What the attention family's routes share: storage labels, kernels, input_pos and geometry. Their
+// executable parts are ops::Steps (several dispatches with the scratch buffers they own).
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "gpu/buffer.h"
 #include "gpu/kernel.h"
 #include "runtime/op_kernel.h"
 #include "shaders/shader_variant.h"
@@ -19,7 +17,7 @@ namespace wgx::ops::attention {
 std::string float_label(runtime::Storage storage);
 
 // An attention variant's full WGSL: the prelude every attention template relies on
-// (wgx_workgroup_index, f16_word), then the variant.
+// (wgx_workgroup_index, ops::kF16PackWgsl's f16_word), then the variant.
 std::string variant_wgsl(const shaders::ShaderVariant& variant);
 // A template's bindings in @binding order (binding 0: the params block).
 std::vector<gpu::Binding> template_bindings(std::string_view template_id);
@@ -50,20 +48,6 @@ std::string sdpa_guard(const runtime::NodeContext& ctx);
 uint32_t scale_bits(const runtime::NodeContext& ctx);
 // Variant suffix "<q/out>.<cache>", e.g. "f32.f16".
 std::string io_label(const runtime::NodeContext& ctx);
-
-// Dispatches run in order (WebGPU orders their storage accesses) and the buffers they use.
-class Steps : public runtime::NodeExec {
- public:
-  void add(std::unique_ptr<runtime::NodeExec> step) { steps_.push_back(std::move(step)); }
-  // A device buffer of at least `bytes` that lives as long as this exec.
-  gpu::BufferBinding own(const runtime::NodeContext& ctx, uint64_t bytes, const std::string& what);
-  void resize(const runtime::NodeContext& ctx) override;
-  void record(gpu::Recorder& rec) override;
-
- private:
-  std::vector<std::unique_ptr<runtime::NodeExec>> steps_;
-  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;
-};
 
 runtime::Route update_cache_route();
 runtime::Route materialized_route();

@@ -15,18 +15,6 @@ using runtime::Storage;
 
 namespace {
 
-// f32 pairs to one word of two f16 halves, element 0 low. pack2x16float is indeterminate outside
-// the finite f16 range, so overflow saturates to +-inf and NaN stays NaN here, as a cast does.
-constexpr const char* kPrelude = R"(
-fn f16_half(x: f32) -> u32 {
-  let bits = bitcast<u32>(x);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
-  if (abs(x) >= 65520.0) { return ((bits >> 16u) & 0x8000u) | 0x7c00u; }
-  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
-}
-fn f16_word(v: vec2<f32>) -> u32 { return f16_half(v.x) | (f16_half(v.y) << 16u); }
-)";
-
 Geometry geometry_of(const std::vector<int64_t>& q, const std::vector<int64_t>& cache) {
   Geometry g;
   g.batch = static_cast<uint32_t>(q[0]);
@@ -50,9 +38,7 @@ std::string float_label(Storage storage) {
   }
 }
 
-std::string variant_wgsl(const shaders::ShaderVariant& variant) {
-  return std::string(gpu::kLinearWorkgroupWgsl) + kPrelude + std::string(variant.wgsl);
-}
+std::string variant_wgsl(const shaders::ShaderVariant& variant) { return variant_source(variant, kF16PackWgsl); }
 
 std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
   using gpu::Binding;
@@ -68,8 +54,7 @@ std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
 const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant) {
   const shaders::ShaderVariant* v = shaders::find_attention(variant);
   if (!v) throw graph::GraphError(ctx.label() + ": no attention variant " + variant);
-  gpu::KernelKey key{std::string(v->template_id), std::string(v->variant), {}};
-  return ctx.pipelines().get(key, [&] { return gpu::KernelSource{variant_wgsl(*v), template_bindings(v->template_id)}; });
+  return variant_kernel(ctx, *v, template_bindings(v->template_id), kF16PackWgsl);
 }
 
 std::string position_guard(const NodeContext& ctx, size_t i) {
@@ -137,22 +122,6 @@ uint32_t scale_bits(const NodeContext& ctx) {
 
 std::string io_label(const NodeContext& ctx) {
   return float_label(ctx.input(0).storage) + "." + float_label(ctx.input(1).storage);
-}
-
-gpu::BufferBinding Steps::own(const NodeContext& ctx, uint64_t bytes, const std::string& what) {
-  // At least 16 bytes: a scratch with no slots (nothing to split) is still bound, and its WGSL
-  // struct needs a whole element (e.g. 8 bytes of max/sum).
-  buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 16), gpu::BufferKind::Storage,
-                                                   ctx.label() + " " + what));
-  return {buffers_.back().get(), 0, 0};
-}
-
-void Steps::resize(const NodeContext& ctx) {
-  for (auto& s : steps_) s->resize(ctx);
-}
-
-void Steps::record(gpu::Recorder& rec) {
-  for (auto& s : steps_) s->record(rec);
 }
 
 }  // namespace wgx::ops::attention

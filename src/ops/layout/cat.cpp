@@ -44,19 +44,6 @@ std::vector<CopyRange> copy_ranges(const NodeContext& c) {
   return ranges;
 }
 
-// The dispatches of every group, resized and recorded in order (later groups read what earlier
-// ones wrote in shared boundary words).
-class GroupsExec : public runtime::NodeExec {
- public:
-  std::vector<std::unique_ptr<runtime::NodeExec>> parts;
-  void resize(const NodeContext& ctx) override {
-    for (auto& p : parts) p->resize(ctx);
-  }
-  void record(gpu::Recorder& rec) override {
-    for (auto& p : parts) p->record(rec);
-  }
-};
-
 std::unique_ptr<runtime::NodeExec> build_gather(const NodeContext& ctx) {
   const runtime::Storage storage = ctx.output(0).storage;
   std::vector<gpu::Binding> layout(kGroup + 2, gpu::Binding::ReadOnlyStorage);
@@ -65,7 +52,9 @@ std::unique_ptr<runtime::NodeExec> build_gather(const NodeContext& ctx) {
   const gpu::Kernel& kernel = variant_kernel(ctx, *shaders::find_layout("cat." + width_label(storage)), layout);
   const uint32_t per_word = runtime::elements_per_word(storage);
   const size_t axis = cat_axis(ctx);
-  auto exec = std::make_unique<GroupsExec>();
+  // One dispatch per group, in order: later groups read what earlier ones wrote in shared
+  // boundary words.
+  auto exec = std::make_unique<Steps>();
   for (size_t first = 0; first < ctx.input_count(); first += kGroup) {
     const size_t count = std::min(kGroup, ctx.input_count() - first);
     std::vector<gpu::BufferBinding> buffers;
@@ -90,7 +79,7 @@ std::unique_ptr<runtime::NodeExec> build_gather(const NodeContext& ctx) {
       l.workgroups = (words + kWorkgroupSize - 1) / kWorkgroupSize;
       return l;
     };
-    exec->parts.push_back(std::make_unique<DispatchExec>(ctx, kernel, buffers, kCatParamWords, update));
+    exec->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, kCatParamWords, update));
   }
   return exec;
 }

@@ -148,31 +148,26 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f) {
   return variant_kernel(ctx, *shaders::find_quant(name), b);
 }
 
-// The executable part: the main kernel, the gemv kernel a tiled route falls back to at small M,
-// the pack pass, and the buffers they own.
-class Exec : public runtime::NodeExec {
+// The executable part: the main kernel or the gemv kernel a tiled route falls back to at small
+// M, then the steps after the product (the pack pass, if any), and the buffers they own.
+class Exec : public Steps {
  public:
-  gpu::BufferBinding own(const NodeContext& ctx, uint64_t bytes, const std::string& what) {
-    buffers_.push_back(std::make_unique<gpu::Buffer>(ctx.gpu(), std::max<uint64_t>(bytes, 4),
-                                                     gpu::BufferKind::Storage, ctx.label() + " " + what));
-    return {buffers_.back().get(), 0, 0};
-  }
   void resize(const NodeContext& ctx) override {
-    for (runtime::NodeExec* e : {main.get(), gemv.get(), pack.get()}) {
+    for (runtime::NodeExec* e : {main.get(), gemv.get()}) {
       if (e) e->resize(ctx);
     }
+    Steps::resize(ctx);
     use_gemv_ = gemv && (!main || rows_now(ctx) <= kGemvRows);
   }
   void record(gpu::Recorder& rec) override {
     (use_gemv_ ? gemv : main)->record(rec);
-    if (pack) pack->record(rec);
+    Steps::record(rec);
   }
 
-  std::unique_ptr<runtime::NodeExec> main, gemv, pack;
+  std::unique_ptr<runtime::NodeExec> main, gemv;
 
  private:
   bool use_gemv_ = false;
-  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;
 };
 
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
@@ -231,7 +226,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool qkv, Kerne
   if (f.scratch) {
     targets = {exec->own(ctx, 4 * max_rows(ctx) * f.n, "f32 product"), exec->own(ctx, 4, "no output"),
                exec->own(ctx, 4, "no output")};
-    exec->pack = split_pass(ctx, f, targets[0], outs);
+    exec->add(split_pass(ctx, f, targets[0], outs));
   }
   const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
   auto make = [&](Kernel k) {

@@ -94,40 +94,28 @@ std::array<DispatchExec::Launch, 2> plan(const NodeContext& c, const std::vector
           launch(2, g.outputs, tile(true, g.outputs, chunks, per_word))};
 }
 
-// The reduction and, when the current shapes call for a split, the merge of its partials.
-class ReduceExec : public runtime::NodeExec {
- public:
-  ReduceExec(const NodeContext& ctx, bool row) {
-    const gpu::Kernel& kernel =
-        variant_kernel(ctx, *find_variant(ctx),
-                       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-                        gpu::Binding::Storage});
-    const std::vector<bool> reduced = reduced_dims(ctx);
-    const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
-    // Only nodes whose outputs may be long enough to split get room for partials.
-    const bool can_split = group_dims(ctx.input_max_shape(0), reduced).count >= 2 * kMinChunk;
-    partials_ = gpu::Buffer(ctx.gpu(), can_split ? 8 * kMaxPartials : 8, gpu::BufferKind::Storage,
-                            ctx.label() + " partials");
-    const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.output(0).binding(),
-                                                  {&partials_, 0, 0}};
-    for (size_t pass = 0; pass < 2; ++pass) {
-      passes_[pass] = std::make_unique<DispatchExec>(
-          ctx, kernel, buffers, kParamWords, [=](const NodeContext& c) {
-            return plan(c, reduced, row, per_word, can_split)[pass];
-          });
-    }
+// The reduction and, when the current shapes call for a split, the merge of its partials (a
+// dispatch of no workgroups otherwise).
+std::unique_ptr<runtime::NodeExec> build_reduction(const NodeContext& ctx, bool row) {
+  const gpu::Kernel& kernel =
+      variant_kernel(ctx, *find_variant(ctx),
+                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
+                      gpu::Binding::Storage},
+                     kF16PackWgsl);
+  const std::vector<bool> reduced = reduced_dims(ctx);
+  const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
+  // Only nodes whose outputs may be long enough to split get room for partials.
+  const bool can_split = group_dims(ctx.input_max_shape(0), reduced).count >= 2 * kMinChunk;
+  auto steps = std::make_unique<Steps>();
+  const gpu::BufferBinding partials = steps->own(ctx, can_split ? 8 * kMaxPartials : 8, "partials");
+  const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.output(0).binding(), partials};
+  for (size_t pass = 0; pass < 2; ++pass) {
+    steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, kParamWords, [=](const NodeContext& c) {
+      return plan(c, reduced, row, per_word, can_split)[pass];
+    }));
   }
-  void resize(const NodeContext& ctx) override {
-    for (auto& p : passes_) p->resize(ctx);
-  }
-  void record(gpu::Recorder& rec) override {
-    for (auto& p : passes_) p->record(rec);  // the merge has no workgroups unless split
-  }
-
- private:
-  gpu::Buffer partials_;  // outlives the bind groups that use it
-  std::unique_ptr<DispatchExec> passes_[2];
-};
+  return steps;
+}
 
 }  // namespace
 
@@ -137,11 +125,11 @@ runtime::Route reduction_row_route() {
             if (std::string why = guard(ctx); !why.empty()) return why;
             return reduced_run_is_last(ctx.input_max_shape(0), reduced_dims(ctx));
           },
-          [](const NodeContext& ctx) { return std::make_unique<ReduceExec>(ctx, true); }};
+          [](const NodeContext& ctx) { return build_reduction(ctx, true); }};
 }
 
 runtime::Route reduction_strided_route() {
-  return {"strided", guard, [](const NodeContext& ctx) { return std::make_unique<ReduceExec>(ctx, false); }};
+  return {"strided", guard, [](const NodeContext& ctx) { return build_reduction(ctx, false); }};
 }
 
 }  // namespace wgx::ops::reduce

@@ -42,42 +42,30 @@ Columns columns_of(const std::vector<int64_t>& shape, size_t dim) {
 
 // Two dispatches of one kernel (phase 0: statistics per column, phase 1: outputs) and the
 // statistics between them.
-class ColumnsExec : public runtime::NodeExec {
- public:
-  ColumnsExec(const NodeContext& ctx, const gpu::Kernel& kernel, size_t dim) {
-    const Columns max = columns_of(ctx.input_max_shape(0), dim);
-    stats_ = gpu::Buffer(ctx.gpu(), std::max<uint64_t>(8 * max.outer * max.inner, 8), gpu::BufferKind::Storage,
-                         ctx.label() + " column stats");
-    const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
-    const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), {&stats_, 0, 0}, ctx.output(0).binding()};
-    for (uint32_t phase = 0; phase < 2; ++phase) {
-      auto update = [phase, dim, per_word](const NodeContext& c) {
-        const Columns col = columns_of(c.input_shape(0), dim);
-        const uint64_t columns = col.outer * col.inner, numel = columns * col.n;
-        const uint32_t lanes = strided_lanes(columns, col.n, 1);
-        // Phase 0: columns, kWorkgroupSize / lanes per workgroup; phase 1: output words.
-        const uint64_t per_group = phase == 0 ? kWorkgroupSize / lanes : kWorkgroupSize;
-        const uint64_t items = phase == 0 ? columns : (numel + per_word - 1) / per_word;
-        DispatchExec::Launch l;
-        l.params = {phase, static_cast<uint32_t>(columns), static_cast<uint32_t>(col.n),
-                    static_cast<uint32_t>(col.inner), static_cast<uint32_t>(numel), lanes, 0, 0};
-        l.workgroups = numel == 0 ? 0 : (items + per_group - 1) / per_group;
-        return l;
-      };
-      phases_[phase] = std::make_unique<DispatchExec>(ctx, kernel, buffers, kParamWords, update);
-    }
+std::unique_ptr<runtime::NodeExec> build_columns(const NodeContext& ctx, const gpu::Kernel& kernel, size_t dim) {
+  auto steps = std::make_unique<Steps>();
+  const Columns max = columns_of(ctx.input_max_shape(0), dim);
+  const gpu::BufferBinding stats = steps->own(ctx, 8 * max.outer * max.inner, "column stats");  // 2 f32 per column
+  const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
+  const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), stats, ctx.output(0).binding()};
+  for (uint32_t phase = 0; phase < 2; ++phase) {
+    auto update = [phase, dim, per_word](const NodeContext& c) {
+      const Columns col = columns_of(c.input_shape(0), dim);
+      const uint64_t columns = col.outer * col.inner, numel = columns * col.n;
+      const uint32_t lanes = strided_lanes(columns, col.n, 1);
+      // Phase 0: columns, kWorkgroupSize / lanes per workgroup; phase 1: output words.
+      const uint64_t per_group = phase == 0 ? kWorkgroupSize / lanes : kWorkgroupSize;
+      const uint64_t items = phase == 0 ? columns : (numel + per_word - 1) / per_word;
+      DispatchExec::Launch l;
+      l.params = {phase, static_cast<uint32_t>(columns), static_cast<uint32_t>(col.n),
+                  static_cast<uint32_t>(col.inner), static_cast<uint32_t>(numel), lanes, 0, 0};
+      l.workgroups = numel == 0 ? 0 : (items + per_group - 1) / per_group;
+      return l;
+    };
+    steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, kParamWords, update));
   }
-  void resize(const NodeContext& ctx) override {
-    for (auto& p : phases_) p->resize(ctx);
-  }
-  void record(gpu::Recorder& rec) override {
-    for (auto& p : phases_) p->record(rec);
-  }
-
- private:
-  gpu::Buffer stats_;  // 2 f32 per column at max; outlives the bind groups that use it
-  std::unique_ptr<DispatchExec> phases_[2];
-};
+  return steps;
+}
 
 }  // namespace
 
@@ -103,8 +91,9 @@ runtime::Route softmax_strided_route() {
           [](const NodeContext& ctx) -> std::unique_ptr<runtime::NodeExec> {
             const gpu::Kernel& kernel = variant_kernel(
                 ctx, *columns_variant(ctx),
-                {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage});
-            return std::make_unique<ColumnsExec>(ctx, kernel, softmax_dim(ctx));
+                {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage},
+                kF16PackWgsl);
+            return build_columns(ctx, kernel, softmax_dim(ctx));
           }};
 }
 

@@ -16,7 +16,7 @@ constexpr uint32_t kWorkgroupSize = 256;
 // True when the family has a variant of that name.
 bool has_variant(const std::string& name);
 // The pipeline of a variant (compiled once per program), after the helpers every template may
-// call (f16_word) and wgx_workgroup_index.
+// call (ops::kF16PackWgsl's f16_word) and wgx_workgroup_index.
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& name,
                                  std::vector<gpu::Binding> bindings);
 

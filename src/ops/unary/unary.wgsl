@@ -136,13 +136,8 @@ fn clamp_u(x: u32) -> u32 {
   return y;
 }
 
-// f32 -> f16 bits, rounding as pack2x16float does. pack2x16float is undefined outside the finite
-// f16 range, so overflow (to +-inf, as rounding does) and NaN are set here.
-fn f16_bits(x: f32) -> u32 {
-  if (is_nan(x)) { return 0x7e00u; }
-  if (abs(x) >= 65520.0) { return ((bitcast<u32>(x) >> 16u) & 0x8000u) | 0x7c00u; }
-  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
-}
+// f16_bits (f32 -> f16 bits, overflow to +-inf, NaN kept), which the f16 stores call, is
+// ops::kF16PackWgsl, prepended by unary.cpp.
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "graph/builder.h"
-#include "graph/storage.h"
+#include "numeric_test_util.h"
 #include "runtime/program.h"
-#include "runtime_test_util.h"
 
 namespace wgx::runtime::testing {
 
@@ -25,8 +24,6 @@ struct AttnConfig {
   RuntimeOptions options;
   double scale = 0;                        // 0: 1/sqrt(dim)
 };
-
-inline float round_half(float x) { return graph::f16_to_f32(graph::f32_to_f16(x)); }
 
 // The graph every replay runs: k' = update_cache(k_cache, k, pos), mutated back; the same for v;
 // out = sdpa_with_kv_cache(q, k', v', pos). `pinned`: input_pos is the constant 0 instead of a
@@ -62,7 +59,7 @@ inline std::vector<Step> make_steps(const AttnConfig& c, const std::vector<int64
             random_floats(static_cast<size_t>(c.batch * s * c.hkv * c.dim), seed++)};
     if (c.io == graph::DType::f16) {
       for (auto* x : {&st.q, &st.k, &st.v}) {
-        for (float& e : *x) e = round_half(e);
+        for (float& e : *x) e = round_f16(e);
       }
     }
     steps.push_back(std::move(st));
@@ -74,9 +71,7 @@ inline std::vector<Step> make_steps(const AttnConfig& c, const std::vector<int64
 inline void set_values(Program& prog, const AttnConfig& c, std::string_view name, const std::vector<float>& x,
                        std::vector<int64_t> shape) {
   if (c.io == graph::DType::f16) {
-    std::vector<uint16_t> h(x.size());
-    for (size_t i = 0; i < x.size(); ++i) h[i] = graph::f32_to_f16(x[i]);
-    prog.set_input<uint16_t>(name, h, std::move(shape));
+    prog.set_input<uint16_t>(name, to_f16(x), std::move(shape));
   } else {
     prog.set_input<float>(name, x, std::move(shape));
   }
@@ -106,8 +101,8 @@ class AttnReference {
           for (int64_t d = 0; d < c_.dim; ++d) {
             const size_t src = static_cast<size_t>(((b * st.seq + s) * c_.hkv + h) * c_.dim + d);
             const size_t dst = cache_index(b, h, st.pos + s, d);
-            k_[dst] = round_ ? round_half(st.k[src]) : st.k[src];
-            v_[dst] = round_ ? round_half(st.v[src]) : st.v[src];
+            k_[dst] = round_ ? round_f16(st.k[src]) : st.k[src];
+            v_[dst] = round_ ? round_f16(st.v[src]) : st.v[src];
           }
   }
 

@@ -50,9 +50,8 @@ TEST_P(UpdateCache, WritesConvertedRowsInPlace) {
       v[1] = -70000.f;
     }
     if (value_dtype == DType::f16) {
-      std::vector<uint16_t> h(v.size());
-      for (size_t i = 0; i < v.size(); ++i) h[i] = graph::f32_to_f16(v[i]);
-      for (size_t i = 0; i < v.size(); ++i) v[i] = graph::f16_to_f32(h[i]);  // +-70000 is +-inf in f16
+      const std::vector<uint16_t> h = testing::to_f16(v);
+      v = testing::from_f16(h);  // +-70000 is +-inf in f16
       prog.set_input<uint16_t>("value", h, {1, s, kHeads, kDim});
     } else {
       prog.set_input<float>("value", v, {1, s, kHeads, kDim});
@@ -60,7 +59,7 @@ TEST_P(UpdateCache, WritesConvertedRowsInPlace) {
     prog.set_sym("pos", at);
     prog.execute();
     if (half_cache) {
-      for (float& x : v) x = testing::round_half(x);  // one rounding to nearest; +-70000 -> +-inf
+      v = testing::round_f16(v);  // one rounding to nearest; +-70000 -> +-inf
     }
     want = updated(want, v, at, s);
     at += s;

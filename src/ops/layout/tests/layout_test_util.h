@@ -103,7 +103,8 @@ inline ::testing::AssertionResult same_bits(const std::vector<uint32_t>& got, co
   return ::testing::AssertionSuccess();
 }
 
-// The route a node labelled `label` took, with the reasons earlier routes were refused.
+// The route a node labelled `label` took, with the reasons earlier routes were refused
+// (testing::rejected joins them).
 inline const RouteChoice& route_of(const Program& p, const std::string& label) {
   for (const RouteChoice& r : p.routes()) {
     if (r.label == label) return r;
@@ -111,12 +112,6 @@ inline const RouteChoice& route_of(const Program& p, const std::string& label) {
   ADD_FAILURE() << "no node labelled " << label;
   static const RouteChoice none;
   return none;
-}
-
-inline std::string rejected_text(const RouteChoice& r) {
-  std::string s;
-  for (const auto& why : r.rejected) s += why + "; ";
-  return s;
 }
 
 }  // namespace wgx::runtime::layout_test

@@ -59,7 +59,7 @@ TEST_P(LayoutOps, MoveBitsAtPrimeSizes) {
     EXPECT_EQ(route_of(prog, c.name).route, copy ? "copy" : "gather") << c.name;
   }
   if (!word_sized(dt)) {
-    EXPECT_NE(rejected_text(route_of(prog, "slice_rows")).find("4-byte words"), std::string::npos);
+    EXPECT_NE(testing::rejected(route_of(prog, "slice_rows")).find("4-byte words"), std::string::npos);
   }
 }
 
@@ -117,7 +117,7 @@ TEST(LayoutRoutes, CopyOnlyWhereRangesAreWholeWords) {
     EXPECT_TRUE(same_bits(read_bits(prog, c.name, c.in->dtype), reference(*c.in, c.shape, c.source))) << c.name;
     const RouteChoice& r = route_of(prog, c.name);
     EXPECT_EQ(r.route, c.route) << c.name;
-    EXPECT_NE(rejected_text(r).find(c.why), std::string::npos) << c.name << ": " << rejected_text(r);
+    EXPECT_NE(testing::rejected(r).find(c.why), std::string::npos) << c.name << ": " << testing::rejected(r);
   }
 }
 

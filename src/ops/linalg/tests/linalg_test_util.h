@@ -1,16 +1,12 @@
-// Shared by the linalg tests: double-precision references for torch.matmul and linear, f16 data,
-// and the error bound the products are held to.
+// Shared by the linalg tests: double-precision references for torch.matmul and linear, and the
+// error bound the products are held to.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <string>
 #include <vector>
 
-#include "graph/storage.h"
-#include "runtime/program.h"
-#include "runtime_test_util.h"
+#include "numeric_test_util.h"
 
 namespace wgx::runtime::testing {
 
@@ -25,22 +21,9 @@ struct Reference {
 inline Reference linear_ref(const std::vector<float>& x, const std::vector<int64_t>& x_shape,
                             const std::vector<float>& w, int64_t n, const std::vector<float>& bias) {
   const int64_t k = x_shape.back();
-  const int64_t m = static_cast<int64_t>(x.size()) / k;
-  Reference r;
-  r.shape = x_shape;
+  const DotReference d = linear_dots(x, static_cast<int64_t>(x.size()) / k, k, w, n, bias);
+  Reference r{{d.values.begin(), d.values.end()}, d.magnitude, x_shape};
   r.shape.back() = n;
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double s = bias.empty() ? 0 : bias[j], mag = bias.empty() ? 0 : std::abs(bias[j]);
-      for (int64_t t = 0; t < k; ++t) {
-        const double p = double(x[i * k + t]) * w[j * k + t];
-        s += p;
-        mag += std::abs(p);
-      }
-      r.values.push_back(static_cast<float>(s));
-      r.magnitude.push_back(mag);
-    }
-  }
   return r;
 }
 
@@ -92,55 +75,10 @@ inline Reference matmul_ref(const std::vector<float>& a, std::vector<int64_t> sa
   return r;
 }
 
-// The bound on each element. f32: the project's tolerance (abs 1e-4 or rel 1e-3), or else the
-// worst-case error of a length-K dot product summed in f32 in any order, gamma_{K+1} * sum|a_k
-// b_k| with gamma_n = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
-// Algorithms, 3.1; one more term for the bias): long sums with cancellation can legitimately
-// exceed rel 1e-3 of a small result. f16 output (`f16`, reference from the f16-rounded inputs):
-// that f32 error plus one rounding to f16, which WGSL lets go either way: one f16 ulp, 2^-10
-// relative, or 2^-24 absolute among subnormals.
+// The bound on each element: within_dot_bound over K products and one more term for the bias.
 inline ::testing::AssertionResult within_bound(const std::vector<float>& got, const Reference& want, int64_t k,
                                                bool f16 = false) {
-  if (got.size() != want.values.size()) {
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.values.size();
-  }
-  const double u = std::ldexp(1.0, -24), n = static_cast<double>(k + 1);
-  const double gamma = n * u / (1 - n * u);
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i], w = want.values[i], err = std::abs(g - w);
-    const double dot_bound = gamma * want.magnitude[i];
-    const bool ok = f16 ? err <= dot_bound * (1 + std::ldexp(1.0, -10)) + std::ldexp(std::abs(w), -10) + u
-                        : err <= 1e-4 || err <= 1e-3 * std::abs(w) || err <= dot_bound;
-    if (!ok) {
-      return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w << " (sum |a b| "
-                                           << want.magnitude[i] << ")";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// f16 bits of `v` and the values they hold.
-inline std::vector<uint16_t> f16_bits(const std::vector<float>& v) {
-  std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i) h[i] = graph::f32_to_f16(v[i]);
-  return h;
-}
-inline std::vector<float> f16_values(const std::vector<uint16_t>& h) {
-  std::vector<float> v(h.size());
-  for (size_t i = 0; i < h.size(); ++i) v[i] = graph::f16_to_f32(h[i]);
-  return v;
-}
-inline std::vector<uint8_t> bytes_of(const std::vector<uint16_t>& h) {
-  std::vector<uint8_t> b(h.size() * 2);
-  std::memcpy(b.data(), h.data(), b.size());
-  return b;
-}
-
-// "route: why" of every route tried before the chosen one, joined.
-inline std::string rejected(const RouteChoice& c) {
-  std::string s;
-  for (const auto& r : c.rejected) s += r + "; ";
-  return s;
+  return within_dot_bound(got, want.values, want.magnitude, k + 1, f16);
 }
 
 }  // namespace wgx::runtime::testing

@@ -43,8 +43,8 @@ TEST(Embedding, GathersRowsAndZeroesOutOfRangeIds) {
 }
 
 TEST(Embedding, F16TableOfOddWidthWithI64IdsOfSymbolicCount) {
-  const auto bits = testing::f16_bits(random_floats(113 * 11, 2));
-  const auto table = testing::f16_values(bits);
+  const auto bits = testing::to_f16(random_floats(113 * 11, 2));
+  const auto table = testing::from_f16(bits);
   GraphBuilder b;
   auto t = b.constant("table", DType::f16, {113, 11}, testing::bytes_of(bits));
   b.output("y", b.op1("embedding", {t, b.input("ids", DType::i64, {b.sym("n", 1, 37)})}));

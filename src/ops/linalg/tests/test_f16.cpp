@@ -11,10 +11,10 @@ namespace {
 
 using graph::DType;
 using graph::GraphBuilder;
-using testing::f16_bits;
-using testing::f16_values;
+using testing::from_f16;
 using testing::random_floats;
 using testing::shared_context;
+using testing::to_f16;
 
 struct Data {
   std::vector<uint16_t> bits;
@@ -22,8 +22,8 @@ struct Data {
 };
 
 Data random_f16(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  Data d{f16_bits(random_floats(n, seed, lo, hi)), {}};
-  d.values = f16_values(d.bits);
+  Data d{to_f16(random_floats(n, seed, lo, hi)), {}};
+  d.values = from_f16(d.bits);
   return d;
 }
 
@@ -113,7 +113,7 @@ TEST(F16, BoundRejectsResultsTwoUlpsOff) {
   // Negative control: the f16 bound admits the exact result and one rounding, but not two f16
   // ulps of error, as a second rounding or an f16 accumulator would make (|y| ~ 20 here).
   const auto x = random_floats(16 * 33, 1, 0.5f, 1.f), w = random_floats(7 * 33, 2, 0.5f, 1.f);
-  const auto want = testing::linear_ref(f16_values(f16_bits(x)), {16, 33}, f16_values(f16_bits(w)), 7, {});
+  const auto want = testing::linear_ref(from_f16(to_f16(x)), {16, 33}, from_f16(to_f16(w)), 7, {});
   std::vector<float> rounded(want.values), off(want.values);
   for (float& v : rounded) v = graph::f16_to_f32(graph::f32_to_f16(v));
   for (float& v : off) v += std::ldexp(std::abs(v), -9);

@@ -60,7 +60,7 @@ class Products {
     SCOPED_TRACE(name + " M=" + std::to_string(nodes_.at(name).m));
     const Node& node = nodes_.at(name);
     const ProductSpec& s = node.spec;
-    const Reference all = linear_ref(node.x.values, node.m, s.k, node.w.values, s.n, node.bias.values);
+    const Reference all = linear_dots(node.x.values, node.m, s.k, node.w.values, s.n, node.bias.values);
     const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{s.n} : s.splits;
     int64_t first = 0;
     for (size_t part = 0; part < widths.size(); ++part) {

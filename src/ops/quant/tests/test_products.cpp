@@ -55,7 +55,7 @@ TEST(QuantProducts, BoundRejectsAnOffByOneDecoding) {
   std::vector<uint8_t> bytes = s.products.weight("g1").bytes;
   for (int64_t i = 0; i < p.n * p.k / 2; ++i) bytes[i] -= 0x11;  // the quantizer never writes nibble 0
   const auto wrong = ops::dequantize_q4gsw(bytes, p.n, p.k, p.group, p.scale);
-  const auto want = testing::linear_ref(s.products.x("g1").values, 1, p.k, wrong, p.n, s.products.bias("g1").values);
+  const auto want = testing::linear_dots(s.products.x("g1").values, 1, p.k, wrong, p.n, s.products.bias("g1").values);
   EXPECT_FALSE(testing::within_bound(s.prog->read_f32("g1.y"), want, p.k, false));
 }
 

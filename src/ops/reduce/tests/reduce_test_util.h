@@ -1,4 +1,5 @@
-// Helpers for the reduce family's tests: f16 rounding, routes, and CPU references in double.
+// Helpers for the reduce family's tests: routes and CPU references in double (f16 data:
+// numeric_test_util.h).
 #pragma once
 
 #include <algorithm>
@@ -8,26 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "graph/storage.h"
+#include "numeric_test_util.h"
 #include "runtime/program.h"
 
 namespace wgx::runtime::testing {
 
 // The route the node producing output number `node` took.
 inline std::string route_of(const Program& prog, size_t node) { return prog.routes().at(node).route; }
-
-inline std::vector<uint16_t> to_f16(const std::vector<float>& v) {
-  std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i) h[i] = graph::f32_to_f16(v[i]);
-  return h;
-}
-inline std::vector<float> from_f16(const std::vector<uint16_t>& h) {
-  std::vector<float> v(h.size());
-  for (size_t i = 0; i < h.size(); ++i) v[i] = graph::f16_to_f32(h[i]);
-  return v;
-}
-// Values as an f16 output holds them: rounded once.
-inline std::vector<float> round_f16(const std::vector<float>& v) { return from_f16(to_f16(v)); }
 
 inline std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
