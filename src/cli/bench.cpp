@@ -1,24 +1,47 @@
-// wgx bench: prefill and decode speed of a model, end to end (host sampling included): a
-// synthetic prompt of -p tokens, then -n tokens decoded greedily with eos ignored, after one
-// warm-up run of the same shape.
+// wgx bench: prefill and decode speed of a model, end to end (host sampling included): a prompt
+// of -p tokens that ends at --pos, then -n tokens decoded greedily with eos ignored, one step
+// each, after one warm-up run of the same shape. Besides the speeds: dispatches and submits per
+// decode token, host CPU time per decode token, the device memory and, with --profile, GPU time
+// per op and route.
+//
+// The program is driven here rather than through llm::Generator: a synthetic model has no
+// tokenizer, and --pos puts the prompt deep in the context without feeding what comes before.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <string>
 
+#include "cli/bench_profile.h"
 #include "cli/commands.h"
 #include "cli/llm_common.h"
+#include "llm/sampler.h"
 
 namespace wgx::cli {
 
 namespace {
 
-constexpr const char* kBenchUsage = R"(usage: wgx bench --model PATH [-p N] [-n N] [--json] [model options]
+constexpr const char* kBenchUsage = R"(usage: wgx bench (--model PATH | --synthetic NAME) [options] [model options]
 
-Times the prefill of an N-token prompt and the decoding of N new tokens (greedy, eos ignored,
-sampling on the host included), after one warm-up run of the same shape.
+Times the prefill of a prompt and the decoding of new tokens (greedy, eos ignored, sampling on
+the host included) after one warm-up run of the same shape, and reports the dispatches, submits
+and host CPU time per decode token and the device memory.
 
+  --synthetic NAME        instead of --model: random weights at a real geometry, built in
+                          process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
+                          token ids. --ctx defaults to 4096 here as well
+  --seed S                seed of the synthetic weights and prompt (default 1)
   -p, --prompt-tokens N   prompt length (default 128)
   -n, --max-tokens N      tokens to decode (default 128)
+  --pos N                 position of the first decoded token (default: -p, the prompt at 0).
+                          The prompt fills positions N-p..N-1 and the cache below it stays
+                          empty: decoding deep in a long context without prefilling it
+  --profile               also GPU time per op and route of one prefill and one decode step,
+                          on a second build of the model with timestamps on (not timed above)
   --json                  one JSON object on stdout instead of text
 
 )";
@@ -26,75 +49,287 @@ sampling on the host included), after one warm-up run of the same shape.
 constexpr const char* kFiller =
     "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins with a single step. ";
 
-std::vector<int32_t> synthetic_prompt(const tokenizer::Tokenizer& tok, int64_t n) {
-  const std::vector<int32_t> piece = tok.encode(kFiller);
+// What one decode step submits: Program::execute's command buffer, then gpu::download's copy of
+// the logits (read back to sample the next token).
+constexpr int kSubmitsPerStep = 2;
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct BenchArgs {
+  ModelArgs model;
+  int64_t prompt_tokens = 128;
+  int64_t new_tokens = 128;
+  std::optional<int64_t> pos;
+  bool profile = false;
+  bool json = false;
+
+  int64_t start() const { return pos.value_or(prompt_tokens); }  // the first decoded position
+};
+
+// CPU seconds of the whole process (Dawn's threads, and SwiftShader's when it is the "GPU") and
+// of the calling thread alone (recording, queue writes, waiting for the readback).
+struct CpuTime {
+  double process = 0;
+  double thread = 0;
+};
+
+double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; }
+
+CpuTime cpu_now() {
+  rusage self{}, thread{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_THREAD, &thread);
+  return {seconds(self.ru_utime) + seconds(self.ru_stime), seconds(thread.ru_utime) + seconds(thread.ru_stime)};
+}
+
+struct Timing {
+  int64_t prefill_steps = 0;
+  size_t prefill_dispatches = 0;  // of the last prefill step
+  size_t decode_dispatches = 0;   // of a decode step
+  double prefill_s = 0;           // until the prompt's logits are on the host
+  double first_token_s = 0;       // until the first token is sampled
+  double decode_s = 0;
+  CpuTime decode_cpu;
+};
+
+void feed(runtime::Program& p, std::span<const int32_t> ids, int64_t pos) {
+  p.set_input<int32_t>("tokens", ids, {1, static_cast<int64_t>(ids.size())});
+  p.set_sym("input_pos", pos);
+  p.execute();
+}
+
+// Prefills `prompt` so that it ends at `start`, in steps of at most `chunk` tokens.
+int64_t prefill(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t chunk) {
+  const int64_t first = start - static_cast<int64_t>(prompt.size());
+  int64_t steps = 0;
+  for (size_t at = 0; at < prompt.size(); ++steps) {
+    const size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk));
+    feed(p, prompt.subspan(at, n), first + static_cast<int64_t>(at));
+    at += n;
+  }
+  return steps;
+}
+
+int32_t greedy(const runtime::Program& p) { return llm::argmax(p.read_f32("logits")); }
+
+Timing run(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk) {
+  Timing t;
+  p.reset_state();
+  const auto t0 = Clock::now();
+  t.prefill_steps = prefill(p, prompt, start, chunk);
+  t.prefill_dispatches = p.dispatches_per_execute();
+  const std::vector<float> logits = p.read_f32("logits");
+  t.prefill_s = since(t0);
+  int32_t token = llm::argmax(logits);
+  t.first_token_s = since(t0);
+  const CpuTime c0 = cpu_now();
+  const auto t1 = Clock::now();
+  for (int64_t i = 0; i < decode; ++i) {
+    feed(p, std::span<const int32_t>(&token, 1), start + i);
+    token = greedy(p);
+  }
+  t.decode_s = since(t1);
+  const CpuTime c1 = cpu_now();
+  t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
+  t.decode_dispatches = p.dispatches_per_execute();
+  return t;
+}
+
+std::vector<int32_t> make_prompt(const LoadedModel& m, const BenchArgs& a) {
   std::vector<int32_t> ids;
-  while (static_cast<int64_t>(ids.size()) < n) ids.insert(ids.end(), piece.begin(), piece.end());
-  ids.resize(static_cast<size_t>(n));
+  if (m.tokenizer) {
+    const std::vector<int32_t> piece = m.tokenizer->encode(kFiller);
+    while (static_cast<int64_t>(ids.size()) < a.prompt_tokens) ids.insert(ids.end(), piece.begin(), piece.end());
+  } else {
+    llm::Rng rng(a.model.seed);
+    while (static_cast<int64_t>(ids.size()) < a.prompt_tokens) {
+      ids.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(m.limits.vocab)));
+    }
+  }
+  ids.resize(static_cast<size_t>(a.prompt_tokens));
   return ids;
+}
+
+// "1 token at position 7", "8 tokens at positions 0..7".
+std::string tokens_at(int64_t count, int64_t first) {
+  if (count == 1) return "1 token at position " + std::to_string(first);
+  return std::to_string(count) + " tokens at positions " + std::to_string(first) + ".." +
+         std::to_string(first + count - 1);
+}
+
+// One prefill step (the prompt's last) and one decode step on a build with timestamps, each run
+// twice so the second, timed one finds the device warm. The timed program is released first.
+std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start) {
+  m.program.reset();
+  runtime::Program p(*m.gpu, m.built->graph, m.built->weights, {{"profile", "1"}});
+  std::pair<StepProfile, StepProfile> out;
+  const size_t last = std::min(prompt.size(), static_cast<size_t>(m.limits.max_prefill));
+  const int64_t first = start - static_cast<int64_t>(last);
+  for (int pass = 0; pass < 2; ++pass) {
+    p.reset_state();
+    feed(p, prompt.last(last), first);
+    out.first = profile_step(p, "prefill: " + tokens_at(static_cast<int64_t>(last), first));
+    const int32_t token = greedy(p);
+    feed(p, std::span<const int32_t>(&token, 1), start);
+    out.second = profile_step(p, "decode: " + tokens_at(1, start));
+  }
+  return out;
+}
+
+BenchArgs parse(const std::vector<std::string>& argv) {
+  BenchArgs a;
+  ArgWalker args("bench", argv);
+  while (!args.done()) {
+    if (take_model_option(args, a.model)) continue;
+    if (args.take("--synthetic")) {
+      a.model.synthetic = args.value();
+    } else if (args.take("--seed")) {
+      a.model.seed = static_cast<uint64_t>(parse_int("--seed", args.value(), 0, INT64_MAX));
+    } else if (args.take("--prompt-tokens", "-p")) {
+      a.prompt_tokens = parse_int("-p", args.value(), 1, int64_t{1} << 20);
+    } else if (args.take("--max-tokens", "-n")) {
+      a.new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
+    } else if (args.take("--pos")) {
+      a.pos = parse_int("--pos", args.value(), 1, int64_t{1} << 20);
+    } else if (args.take("--profile")) {
+      a.profile = true;
+    } else if (args.take("--json")) {
+      a.json = true;
+    } else {
+      args.unknown();
+    }
+  }
+  if (a.model.path.empty() && a.model.synthetic.empty()) {
+    throw std::invalid_argument("bench: name the model with --model PATH or --synthetic NAME");
+  }
+  if (a.start() < a.prompt_tokens) {
+    throw std::invalid_argument("bench: --pos " + std::to_string(a.start()) + " is before the end of the " +
+                                std::to_string(a.prompt_tokens) + "-token prompt (-p); it must be at least -p");
+  }
+  return a;
+}
+
+// The context check against the cache the model was built with (--ctx, clamped to the model's
+// max_position_embeddings).
+void check_context(const BenchArgs& a, int64_t context) {
+  if (a.start() + a.new_tokens > context) {
+    throw std::invalid_argument("bench: decoding " + std::to_string(a.new_tokens) + " tokens from position " +
+                                std::to_string(a.start()) + " exceeds the context of " + std::to_string(context) +
+                                " tokens; raise --ctx or lower --pos, -p or -n");
+  }
+}
+
+uint64_t kv_cache_bytes(const models::ModelConfig& c, int64_t context, uint64_t element_bytes) {
+  return static_cast<uint64_t>(2 * c.num_layers * c.num_kv_heads * context * c.head_dim) * element_bytes;
+}
+
+double per_token_ms(double seconds, int64_t tokens) { return 1e3 * seconds / static_cast<double>(tokens); }
+
+// Tokens per second, with the digits that matter from an H200's thousands to SwiftShader's 0.04.
+std::string rate(double tok_s) {
+  char text[32];
+  std::snprintf(text, sizeof text, tok_s >= 10 ? "%.1f" : "%.3g", tok_s);
+  return text;
 }
 
 }  // namespace
 
 int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv) {
-  ModelArgs model;
-  int64_t prompt_tokens = 128, new_tokens = 128;
-  bool json = false;
-  ArgWalker args("bench", argv);
-  while (!args.done()) {
-    if (take_model_option(args, model)) continue;
-    if (args.take("--help", "-h")) {
+  for (const std::string& arg : argv) {
+    if (arg == "-h" || arg == "--help") {
       std::fputs(kBenchUsage, stdout);
       std::fputs(kModelOptionsHelp, stdout);
       return 0;
     }
-    if (args.take("--prompt-tokens", "-p")) {
-      prompt_tokens = parse_int("-p", args.value(), 1, int64_t{1} << 20);
-    } else if (args.take("--max-tokens", "-n")) {
-      new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
-    } else if (args.take("--json")) {
-      json = true;
-    } else {
-      args.unknown();
+  }
+  const BenchArgs a = parse(argv);
+  check_context(a, a.model.context);
+  LoadedModel m = load_model(global, a.model, a.profile);
+  check_context(a, m.limits.max_seq);
+  const std::vector<int32_t> prompt = make_prompt(m, a);
+  const int64_t start = a.start();
+  run(*m.program, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);  // warm-up
+  const Timing t = run(*m.program, prompt, start, a.new_tokens, m.limits.max_prefill);
+  const runtime::MemoryReport mem = m.program->memory();
+  std::optional<std::pair<StepProfile, StepProfile>> profile;
+  const bool timestamps = m.gpu->features().timestamp_query;
+  if (a.profile && timestamps) profile = profile_steps(m, prompt, start);
+
+  const int64_t n = a.new_tokens;
+  const double prefill_tok_s = static_cast<double>(a.prompt_tokens) / t.prefill_s;
+  const double decode_tok_s = static_cast<double>(n) / t.decode_s;
+  const uint64_t kv16 = kv_cache_bytes(m.config, m.limits.max_seq, 2);
+  const uint64_t kv32 = kv_cache_bytes(m.config, m.limits.max_seq, 4);
+  const char* kv = a.model.half_kv_cache ? "f16" : "f32";
+  const std::string name = a.model.synthetic.empty() ? a.model.path : "synthetic " + a.model.synthetic;
+
+  if (a.json) {
+    nlohmann::json out = {
+        {"model", name},
+        {"description", m.description},
+        {"adapter", m.gpu->adapter().device},
+        {"load_s", m.load_seconds},
+        {"context", m.limits.max_seq},
+        {"prompt_tokens", a.prompt_tokens},
+        {"prompt_pos", start - a.prompt_tokens},
+        {"prefill_steps", t.prefill_steps},
+        {"prefill_s", t.prefill_s},
+        {"prefill_tok_s", prefill_tok_s},
+        {"first_token_s", t.first_token_s},
+        {"decode_tokens", n},
+        {"decode_pos", start},
+        {"decode_s", t.decode_s},
+        {"decode_tok_s", decode_tok_s},
+        {"dispatches_per_prefill_step", t.prefill_dispatches},
+        {"dispatches_per_decode_token", t.decode_dispatches},
+        {"submits_per_decode_token", kSubmitsPerStep},
+        {"host_wall_ms_per_decode_token", per_token_ms(t.decode_s, n)},
+        {"host_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.process, n)},
+        {"host_thread_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.thread, n)},
+        {"memory",
+         {{"constants", mem.constants},
+          {"state", mem.state},
+          {"inputs", mem.inputs},
+          {"intermediates", mem.intermediates},
+          {"intermediates_without_reuse", mem.unplanned},
+          {"total", mem.total()}}},
+        {"kv_cache", {{"dtype", kv}, {"f16_bytes", kv16}, {"f32_bytes", kv32}}}};
+    out["seed"] = a.model.synthetic.empty() ? nlohmann::json() : nlohmann::json(a.model.seed);
+    if (profile) {
+      out["profile"] = {{"prefill", profile_json(profile->first)}, {"decode", profile_json(profile->second)}};
+    } else if (a.profile) {
+      out["profile"] = nullptr;
     }
-  }
-  if (prompt_tokens + new_tokens > model.context) {
-    throw std::invalid_argument("bench: -p " + std::to_string(prompt_tokens) + " plus -n " +
-                                std::to_string(new_tokens) + " exceed the context of " + std::to_string(model.context) +
-                                " tokens; raise --ctx");
-  }
-  LoadedModel m = load_model(global, model);
-  llm::Generator gen(*m.program, *m.tokenizer, m.limits);
-  const std::vector<int32_t> prompt = synthetic_prompt(*m.tokenizer, prompt_tokens);
-  llm::GenerationOptions options;
-  options.sampling.temperature = 0;
-  options.max_new_tokens = std::min<int64_t>(new_tokens, 4);
-  gen.generate(prompt, options);  // warm-up: first executions of each shape
-  gen.reset();
-  options.max_new_tokens = new_tokens;
-  const llm::GenerationResult r = gen.generate(prompt, options);
-  const llm::GenerationStats& s = r.stats;
-  if (json) {
-    const nlohmann::json out = {{"model", model.path},
-                                {"description", m.description},
-                                {"adapter", m.gpu->adapter().device},
-                                {"load_s", m.load_seconds},
-                                {"prompt_tokens", s.prompt_tokens},
-                                {"generated_tokens", s.generated_tokens},
-                                {"prefill_s", s.prefill_seconds},
-                                {"prefill_tok_s", s.prefill_tokens_per_second()},
-                                {"first_token_s", s.first_token_seconds},
-                                {"decode_s", s.decode_seconds},
-                                {"decode_tok_s", s.decode_tokens_per_second()}};
     std::puts(out.dump(2).c_str());
     return 0;
   }
-  std::printf("model        %s (%s), ready in %.1f s\n", model.path.c_str(), m.description.c_str(), m.load_seconds);
-  std::printf("prefill      %lld tokens in %.3f s: %.1f tok/s (%lld steps)\n", static_cast<long long>(s.prompt_tokens),
-              s.prefill_seconds, s.prefill_tokens_per_second(), static_cast<long long>(s.prefill_steps));
-  std::printf("first token  %.3f s\n", s.first_token_seconds);
-  std::printf("decode       %lld tokens in %.3f s: %.1f tok/s\n", static_cast<long long>(s.generated_tokens),
-              s.decode_seconds, s.decode_tokens_per_second());
+
+  const auto hb = [](uint64_t b) { return runtime::human_bytes(b); };
+  std::printf("model        %s (%s), ready in %.1f s\n", name.c_str(), m.description.c_str(), m.load_seconds);
+  std::printf("prefill      %s in %.3f s: %s tok/s (%lld step%s, %zu dispatches in the last)\n",
+              tokens_at(a.prompt_tokens, start - a.prompt_tokens).c_str(), t.prefill_s, rate(prefill_tok_s).c_str(),
+              static_cast<long long>(t.prefill_steps), t.prefill_steps == 1 ? "" : "s", t.prefill_dispatches);
+  std::printf("first token  %.3f s\n", t.first_token_s);
+  std::printf("decode       %s in %.3f s: %s tok/s\n", tokens_at(n, start).c_str(), t.decode_s,
+              rate(decode_tok_s).c_str());
+  std::printf("per token    %zu dispatches, %d submits (the step's command buffer, the logits readback)\n",
+              t.decode_dispatches, kSubmitsPerStep);
+  std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread)\n",
+              per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n));
+  std::printf("memory       %s: constants %s, state %s, intermediates %s (%s without reuse), inputs %s\n",
+              hb(mem.total()).c_str(), hb(mem.constants).c_str(), hb(mem.state).c_str(), hb(mem.intermediates).c_str(),
+              hb(mem.unplanned).c_str(), hb(mem.inputs).c_str());
+  std::printf("kv cache     %s as %s at context %lld (f16 %s, f32 %s: f16 saves %s)\n",
+              hb(a.model.half_kv_cache ? kv16 : kv32).c_str(), kv, static_cast<long long>(m.limits.max_seq),
+              hb(kv16).c_str(), hb(kv32).c_str(), hb(kv32 - kv16).c_str());
+  if (profile) {
+    std::fputs(profile_table(profile->first).c_str(), stdout);
+    std::fputs(profile_table(profile->second).c_str(), stdout);
+  } else if (a.profile) {
+    std::puts("profile      not available: the adapter has no timestamp-query feature");
+  }
   return 0;
 }
 

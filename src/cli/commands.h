@@ -17,6 +17,7 @@ int run_info(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_inspect(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_tokenize(const GlobalOptions& global, const std::vector<std::string>& args);
+int run_convert(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_generate(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx run
 int run_chat(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench(const GlobalOptions& global, const std::vector<std::string>& args);

@@ -1,5 +1,6 @@
 // wgx inspect: loads a .wgx model, builds it for the adapter, and prints every node with its
 // shapes and chosen route, the routes it passed over and why, and the memory plan.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -24,7 +25,16 @@ int run_inspect(const GlobalOptions& global, const std::vector<std::string>& arg
   if (path.empty()) throw std::invalid_argument("inspect: name a model file (usage: wgx inspect MODEL.wgx [--why])");
   const format::WgxFile file = format::open_wgx(path);
   std::printf("file         %s (format version %u)\n", path.c_str(), file.version());
-  for (const auto& [key, value] : file.metadata()) std::printf("meta         %s = %s\n", key.c_str(), value.c_str());
+  for (const auto& [key, value] : file.metadata()) {
+    // Whole files ride in metadata (a converted model's tokenizer.json): show their start only.
+    constexpr size_t kShown = 80;
+    if (value.size() <= kShown && value.find('\n') == std::string::npos) {
+      std::printf("meta         %s = %s\n", key.c_str(), value.c_str());
+    } else {
+      const std::string head = value.substr(0, std::min(kShown, value.find('\n')));
+      std::printf("meta         %s = %s... (%zu bytes)\n", key.c_str(), head.c_str(), value.size());
+    }
+  }
   gpu::Context ctx(global.context);
   std::printf("adapter      %s (%s)\n", ctx.adapter().device.c_str(), ctx.adapter().backend.c_str());
   runtime::Program program(ctx, file.graph(), file.weights());

@@ -7,13 +7,18 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "models/synthetic.h"
+#include "models/wgx_model_file.h"
+
 namespace wgx::cli {
 
 namespace fs = std::filesystem;
 
 const char* const kModelOptionsHelp = R"(model:
   --model PATH          a Hugging Face model folder (config.json, tokenizer.json, *.safetensors)
+                        or a .wgx file from wgx convert (which fixes --weights, --kv and --ctx)
   --weights q4|f16|f32  how the weights are held on the GPU (default q4: 4-bit, groups of 32)
+  --kv f16|f32          how the KV cache holds keys and values (default f16: half the bytes)
   --ctx N               context length, the tokens the KV cache holds (default 4096; at most
                         the model's max_position_embeddings)
 )";
@@ -86,6 +91,7 @@ bool take_model_option(ArgWalker& args, ModelArgs& model) {
   if (args.take("--model", "-m")) {
     model.path = args.value();
   } else if (args.take("--weights")) {
+    model.given.push_back("--weights");
     const std::string w = args.value();
     if (w == "q4") {
       model.weights = models::WeightFormat::Q4;
@@ -96,7 +102,13 @@ bool take_model_option(ArgWalker& args, ModelArgs& model) {
     } else {
       throw std::invalid_argument("--weights is '" + w + "': choose q4, f16 or f32");
     }
+  } else if (args.take("--kv")) {
+    model.given.push_back("--kv");
+    const std::string kv = args.value();
+    if (kv != "f16" && kv != "f32") throw std::invalid_argument("--kv is '" + kv + "': choose f16 or f32");
+    model.half_kv_cache = kv == "f16";
   } else if (args.take("--ctx")) {
+    model.given.push_back("--ctx");
     model.context = parse_int("--ctx", args.value(), 1, int64_t{1} << 20);
   } else {
     return false;
@@ -144,16 +156,16 @@ const char* weights_name(models::WeightFormat w) {
   return "?";
 }
 
-void check_model_folder(const ModelArgs& args) {
-  if (args.path.empty()) throw std::invalid_argument("name the model with --model PATH (a Hugging Face model folder)");
+// True for a file (a .wgx, whose reader says what is wrong with it), false for a model folder.
+bool check_model_path(const ModelArgs& args) {
+  if (args.path.empty()) {
+    throw std::invalid_argument("name the model with --model PATH (a Hugging Face model folder or a .wgx file)");
+  }
   const fs::path p(args.path);
   if (!fs::exists(p)) throw std::invalid_argument("--model " + args.path + ": no such file or folder");
-  if (p.extension() == ".wgx") {
-    throw std::invalid_argument("--model " + args.path +
-                                ": running .wgx files is not supported yet; pass the Hugging Face folder it came from");
-  }
+  if (fs::is_regular_file(p)) return true;
   if (!fs::is_directory(p))
-    throw std::invalid_argument("--model " + args.path + ": not a folder (pass the Hugging Face model folder)");
+    throw std::invalid_argument("--model " + args.path + ": not a folder or a .wgx file");
   for (const char* file : {"config.json", "tokenizer.json"}) {
     if (!fs::exists(p / file)) {
       throw std::invalid_argument("--model " + args.path + ": no " + file +
@@ -161,32 +173,91 @@ void check_model_folder(const ModelArgs& args) {
                                   "*.safetensors weights; huggingface-cli download fetches all three)");
     }
   }
+  return false;
+}
+
+// A .wgx holds its weights, cache and context as converted: options asking for others are refused
+// rather than ignored; the same values are accepted.
+void check_fixed_options(const ModelArgs& args, const models::WgxModel& file) {
+  const models::LoadOptions& o = file.options;
+  for (const std::string& option : args.given) {
+    const int64_t context = std::min(args.context, file.model.config.max_position_embeddings);  // as convert clamps
+    const bool same = option == "--weights" ? args.weights == o.weights
+                      : option == "--kv"    ? args.half_kv_cache == o.half_kv_cache
+                                            : context == o.max_seq;
+    if (same) continue;
+    throw std::invalid_argument("--model " + args.path + " holds " + weights_name(o.weights) + " weights, an " +
+                                (o.half_kv_cache ? "f16" : "f32") + " KV cache and a context of " +
+                                std::to_string(o.max_seq) + ", fixed by wgx convert: " + option +
+                                " cannot change them (convert the folder again to get others)");
+  }
+}
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The geometry --synthetic names; nothing for a model folder.
+std::optional<models::ModelConfig> synthetic_model(const ModelArgs& args) {
+  if (args.synthetic.empty()) return std::nullopt;
+  if (!args.path.empty()) throw std::invalid_argument("pass --model or --synthetic, not both");
+  auto config = models::synthetic_config(args.synthetic);
+  if (!config) {
+    std::string names;
+    for (const std::string& n : models::synthetic_names()) names += (names.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("--synthetic " + args.synthetic + ": choose one of " + names);
+  }
+  return config;
 }
 
 }  // namespace
 
-LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args) {
-  check_model_folder(args);
+LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool keep_built) {
+  const std::optional<models::ModelConfig> synthetic = synthetic_model(args);
+  const bool wgx_file = !synthetic && check_model_path(args);
   const auto start = std::chrono::steady_clock::now();
   LoadedModel m;
-  m.tokenizer = tokenizer::Tokenizer::load(args.path);  // first: its errors are the quick ones
-  m.gpu = std::make_unique<gpu::Context>(global.context);
   models::LoadOptions options;
   options.weights = args.weights;
+  options.half_kv_cache = args.half_kv_cache;
   options.max_seq = args.context;
-  models::BuiltModel built = models::load_hf(args.path, options);
+  std::optional<models::WgxModel> file;
+  if (wgx_file) {
+    file = models::load_wgx(args.path);  // a mapping and the metadata: quick
+    m.read_seconds = since(start);
+    check_fixed_options(args, *file);
+    options = file->options;
+    const std::string* config = file->tokenizer_config_json();
+    m.tokenizer = tokenizer::Tokenizer::from_json(
+        file->tokenizer_json(), config ? std::optional<std::string_view>(*config) : std::nullopt, args.path);
+  } else if (!synthetic) {
+    m.tokenizer = tokenizer::Tokenizer::load(args.path);  // first: its errors are the quick ones
+  }
+  m.gpu = std::make_unique<gpu::Context>(global.context);
+  const auto read_start = std::chrono::steady_clock::now();
+  models::BuiltModel built =
+      file        ? std::move(file->model)
+      : synthetic ? models::build_decoder(*synthetic, models::synthetic_weights(args.seed), options)
+                  : models::load_hf(args.path, options);
+  if (!file) m.read_seconds = since(read_start);
   m.config = built.config;
   m.limits = llm::model_limits(built.graph);
-  m.program = std::make_unique<runtime::Program>(*m.gpu, std::move(built.graph), built.weights);
-  m.eos_ids = built.config.eos_token_ids;
-  if (const auto eos = m.tokenizer->special_tokens().eos;
+  if (keep_built) {
+    m.program = std::make_unique<runtime::Program>(*m.gpu, built.graph, built.weights);
+    m.built = std::move(built);
+    if (file) m.wgx_file = std::move(file->file);
+  } else {
+    m.program = std::make_unique<runtime::Program>(*m.gpu, std::move(built.graph), built.weights);
+  }
+  m.eos_ids = m.config.eos_token_ids;
+  if (const auto eos = m.tokenizer ? m.tokenizer->special_tokens().eos : std::nullopt;
       eos && std::find(m.eos_ids.begin(), m.eos_ids.end(), *eos) == m.eos_ids.end()) {
     m.eos_ids.push_back(*eos);
   }
-  m.description = std::string(built.config.architecture == models::Architecture::Qwen3 ? "Qwen3" : "Llama") + ", " +
-                  weights_name(args.weights) + " weights, context " + std::to_string(m.limits.max_seq) + ", " +
-                  m.gpu->adapter().device;
-  m.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.description = std::string(m.config.architecture == models::Architecture::Qwen3 ? "Qwen3" : "Llama") + ", " +
+                  weights_name(options.weights) + " weights, " + (options.half_kv_cache ? "f16" : "f32") +
+                  " KV cache, context " + std::to_string(m.limits.max_seq) + ", " + m.gpu->adapter().device;
+  m.load_seconds = since(start);
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "format/wgx_file.h"
 #include "llm/chat.h"
 #include "llm/generator.h"
 #include "models/model.h"
@@ -23,8 +24,12 @@ extern const char* const kSamplingOptionsHelp;
 
 struct ModelArgs {
   std::string path;
+  std::string synthetic;  // instead of a folder: a models/synthetic.h name, random weights (bench)
+  uint64_t seed = 1;      // of the synthetic weights
   models::WeightFormat weights = models::WeightFormat::Q4;
+  bool half_kv_cache = true;
   int64_t context = 4096;
+  std::vector<std::string> given;  // which of --weights, --kv, --ctx were given (a .wgx fixes them)
 };
 
 // Numbers from the command line, with the option named when one is not a number or out of range.
@@ -49,7 +54,7 @@ class ArgWalker {
   std::string taken_;
 };
 
-// --model, --weights, --ctx; true when the current argument was one of them.
+// --model, --weights, --kv, --ctx; true when the current argument was one of them.
 bool take_model_option(ArgWalker& args, ModelArgs& model);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --seed.
 bool take_sampling_option(ArgWalker& args, llm::SamplingOptions& sampling, bool& seed_given);
@@ -61,16 +66,22 @@ struct LoadedModel {
   std::unique_ptr<gpu::Context> gpu;
   models::ModelConfig config;
   std::unique_ptr<runtime::Program> program;
-  std::optional<tokenizer::Tokenizer> tokenizer;
+  std::optional<tokenizer::Tokenizer> tokenizer;  // none for a synthetic model
   llm::ModelLimits limits;
   std::vector<int32_t> eos_ids;  // config.json / generation_config.json and the tokenizer's
-  std::string description;       // "Qwen3, q4 weights, context 4096"
+  std::string description;       // "Qwen3, q4 weights, f16 KV cache, context 4096, <adapter>"
   double load_seconds = 0;
+  double read_seconds = 0;  // of load_seconds: reading the model (a folder: + converting weights)
+  // With keep_built: the graph and weights the program was built from, to build it again with
+  // other runtime options (wgx bench --profile).
+  std::optional<models::BuiltModel> built;
+  std::optional<format::WgxFile> wgx_file;  // the mapping a kept `built` of a .wgx borrows from
 };
 
-// Loads a Hugging Face folder (config.json, tokenizer.json, *.safetensors) and builds it for the
-// adapter. Throws std::invalid_argument with what to do for a path that is not such a folder.
-LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args);
+// Loads a Hugging Face folder (config.json, tokenizer.json, *.safetensors), a .wgx file from wgx
+// convert, or generates the synthetic model args.synthetic names, and builds it for the adapter. Throws
+// std::invalid_argument with what to do for a path that is not such a folder or an unknown name.
+LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool keep_built = false);
 
 // "prompt 12 tokens 250.1 tok/s | 64 tokens 30.2 tok/s | first token 0.05 s | stop: eos".
 std::string stats_line(const llm::GenerationStats& stats, llm::StopReason stop);

@@ -21,13 +21,16 @@ commands:
   inspect F     builds model file F (.wgx) for the adapter and prints each node's shapes and
                 route and the memory plan (--why: also the routes passed over, and why)
   tokenize      text -> token ids with a Hugging Face tokenizer.json, or --decode ids -> text
-                (--model PATH: the file or a model folder)
+                (--model PATH: the file, a model folder or a .wgx)
   bench-op      times single ops at Llama-3.2-1B / Qwen3-0.6B shapes on the GPU
                 ([--filter REGEX] [--iters N] [--json])
-  run           generates text from a prompt with a Hugging Face model folder, streamed
+  convert       a Hugging Face model folder -> one .wgx file that run, chat and bench load by
+                memory mapping (DIR -o OUT.wgx [--weights q4|f16|f32] [--ctx N] [--kv f16|f32])
+  run           generates text from a prompt with a model folder or .wgx file, streamed
                 (--model PATH -p PROMPT [-n N] [--chat] [sampling options]; see wgx run --help)
   chat          an interactive conversation with a chat model (--model PATH; /reset, /quit)
-  bench         prefill and decode tokens per second of a model (--model PATH -p N -n N [--json])
+  bench         prefill and decode tokens per second of a model, host and memory costs
+                (--model PATH | --synthetic NAME, -p N -n N [--pos N] [--profile] [--json])
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -79,6 +82,7 @@ int main(int argc, char** argv) {
     if (command == "inspect") return cli::run_inspect(global, rest);
     if (command == "bench-op") return cli::run_bench_op(global, rest);
     if (command == "tokenize") return cli::run_tokenize(global, rest);
+    if (command == "convert") return cli::run_convert(global, rest);
     if (command == "run") return cli::run_generate(global, rest);
     if (command == "chat") return cli::run_chat(global, rest);
     if (command == "bench") return cli::run_bench(global, rest);

@@ -1,5 +1,6 @@
 // wgx run (one prompt, streamed to stdout) and wgx chat (an interactive conversation), over a
-// Hugging Face model folder. Statistics go to stderr so stdout holds only the generated text.
+// Hugging Face model folder or a .wgx file from wgx convert. Statistics go to stderr so stdout
+// holds only the generated text.
 #include <unistd.h>
 
 #include <cstdio>
@@ -78,7 +79,8 @@ llm::ChatTemplate chat_template_of(const LoadedModel& m) {
 }
 
 void announce(const ModelArgs& args, const LoadedModel& m) {
-  std::fprintf(stderr, "wgx: %s (%s) ready in %.1f s\n", args.path.c_str(), m.description.c_str(), m.load_seconds);
+  std::fprintf(stderr, "wgx: %s (%s) ready in %.2f s (model read in %.3f s)\n", args.path.c_str(),
+               m.description.c_str(), m.load_seconds, m.read_seconds);
 }
 
 // A hint on what to change, for a prompt that does not fit.

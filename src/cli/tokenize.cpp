@@ -1,12 +1,14 @@
 // wgx tokenize: text -> token ids (a JSON array), or with --decode ids -> text, using a Hugging
-// Face tokenizer.json (PATH is the file or a model folder holding it).
+// Face tokenizer.json (PATH is the file, a model folder holding it, or a .wgx from wgx convert).
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 #include <string>
 
 #include "cli/commands.h"
+#include "models/wgx_model_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace wgx::cli {
@@ -43,6 +45,15 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
+// A .wgx carries the tokenizer files' text in its metadata.
+tokenizer::Tokenizer load_tokenizer(const std::string& path) {
+  if (std::filesystem::path(path).extension() != ".wgx") return tokenizer::Tokenizer::load(path);
+  const models::WgxModel m = models::load_wgx(path);
+  const std::string* config = m.tokenizer_config_json();
+  return tokenizer::Tokenizer::from_json(m.tokenizer_json(),
+                                         config ? std::optional<std::string_view>(*config) : std::nullopt, path);
+}
+
 }  // namespace
 
 int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
@@ -67,7 +78,7 @@ int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
   }
   if (model.empty() || !have_text) throw std::invalid_argument(std::string("tokenize: ") + kUsage);
   if (text == "-") text = read_stdin();
-  const tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(model);
+  const tokenizer::Tokenizer tok = load_tokenizer(model);
   if (decode) {
     const std::vector<int32_t> ids = parse_ids(text);
     for (int32_t id : ids) {

@@ -34,8 +34,8 @@ struct Part {
 
 class Decoder {
  public:
-  Decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options)
-      : c_(config), ck_(checkpoint), o_(options) {
+  Decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options)
+      : c_(config), w_(weights), o_(options) {
     if (o_.max_seq < 1 || o_.max_prefill < 1) throw ModelError("", "LoadOptions", "max_seq and max_prefill must be >= 1");
     max_seq_ = std::min(o_.max_seq, c_.max_position_embeddings);
     max_prefill_ = std::min(o_.max_prefill, max_seq_);
@@ -44,8 +44,7 @@ class Decoder {
   }
 
   BuiltModel build() {
-    Progress progress(o_.progress, std::string("loading ") + architecture_name(c_.architecture) + " from " +
-                                       ck_.dir().string());
+    Progress progress(o_.progress, std::string("loading ") + architecture_name(c_.architecture) + " from " + w_.origin);
     seq_ = b_.sym("seq", 1, max_prefill_);
     pos_ = b_.sym_value(b_.sym("input_pos", 0, max_seq_ - 1));
     const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});
@@ -97,16 +96,10 @@ class Decoder {
     return {outs[0], outs[1]};
   }
 
-  const TensorView& tensor(const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
-    const TensorView& t = ck_.at(name);
-    expect_shape(t, shape, why);
-    return t;
-  }
-
   ValueId norm_weight(const std::string& name, int64_t size = 0, const char* why = "hidden_size") {
     if (size == 0) size = c_.hidden_size;
-    const TensorView& t = tensor(name, {size}, why);
-    Encoded e = encode_dense(to_f32(t), {size}, act_, {name, t.file});
+    const SourceTensor t = w_.tensor(name, {size}, why);
+    Encoded e = encode_dense(t.values, {size}, act_, {name, t.file});
     return b_.constant(name, e.type, std::move(e.bytes));
   }
 
@@ -116,12 +109,11 @@ class Decoder {
     int64_t rows = 0;
     std::string file;
     for (const Part& p : parts) {
-      const TensorView& t = tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why);
-      std::vector<float> v = to_f32(t);
+      SourceTensor t = w_.tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why);
       if (values.empty()) {
-        values = std::move(v);
+        values = std::move(t.values);
       } else {
-        values.insert(values.end(), v.begin(), v.end());
+        values.insert(values.end(), t.values.begin(), t.values.end());
       }
       rows += p.rows;
       file = t.file;
@@ -207,7 +199,7 @@ class Decoder {
   }
 
   const ModelConfig& c_;
-  const Checkpoint& ck_;
+  const WeightSource& w_;
   LoadOptions o_;
   graph::GraphBuilder b_;
   DType act_ = DType::f32;
@@ -220,8 +212,23 @@ class Decoder {
 
 }  // namespace
 
+WeightSource checkpoint_weights(const Checkpoint& checkpoint) {
+  WeightSource source;
+  source.origin = checkpoint.dir().string();
+  source.tensor = [&checkpoint](const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
+    const TensorView& t = checkpoint.at(name);
+    expect_shape(t, shape, why);
+    return SourceTensor{to_f32(t), t.file};
+  };
+  return source;
+}
+
+BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options) {
+  return Decoder(config, weights, options).build();
+}
+
 BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options) {
-  return Decoder(config, checkpoint, options).build();
+  return build_decoder(config, checkpoint_weights(checkpoint), options);
 }
 
 BuiltModel load_hf(const std::filesystem::path& dir, const LoadOptions& options) {

@@ -1,6 +1,6 @@
-// The decoder graph of model.h for Llama 3.x and Qwen3, from a checkpoint's tensors. The two
-// architectures differ only in data: Qwen3 adds q_norm/k_norm (RMSNorm over head_dim, before
-// rope) and takes head_dim from the config. Per layer:
+// The decoder graph of model.h for Llama 3.x and Qwen3, from a checkpoint's tensors or generated
+// ones (WeightSource). The two architectures differ only in data: Qwen3 adds q_norm/k_norm
+// (RMSNorm over head_dim, before rope) and takes head_dim from the config. Per layer:
 //
 //   h, res   = rms_norm(x) (layer 0) | add_rms_norm(mlp_out, res)      input_layernorm
 //   q, k, v  = linear_qkv(h, [Wq; Wk; Wv])                              one product
@@ -16,11 +16,33 @@
 // all_logits, and lm_head (the embedding table when tied).
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "models/model.h"
 #include "models/safetensors.h"
 
 namespace wgx::models {
 
+// The f32 values of one weight, by its Hugging Face name, and the file it came from (messages).
+struct SourceTensor {
+  std::vector<float> values;
+  std::string file;
+};
+
+// Where the builder's weights come from: a checkpoint, or a generator (models/synthetic.h).
+// tensor(name, shape, why) returns the weight `name` with exactly `shape`, or throws ModelError
+// naming the tensor and `why` (where the expected shape comes from).
+struct WeightSource {
+  std::string origin;  // for the progress line: "/path/to/folder", "random weights (seed 1)"
+  std::function<SourceTensor(const std::string& name, const std::vector<int64_t>& shape, const std::string& why)>
+      tensor;
+};
+
+WeightSource checkpoint_weights(const Checkpoint& checkpoint);  // which must outlive the source
+
+BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options);
 BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options);
 
 }  // namespace wgx::models

@@ -1,14 +1,43 @@
 #include "models/encode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "graph/storage.h"
 #include "models/error.h"
+#include "models/parallel.h"
 #include "ops/quant/quantize.h"
 
 namespace wgx::models {
+
+namespace {
+
+constexpr int64_t kElementsPerThread = int64_t{1} << 20;  // less is not worth a thread
+
+// ops::quantize_q4gsw over blocks of rows on several threads. The layout holds every row's
+// nibbles, then every row's scales, so each block's two parts are copied to their places.
+std::vector<uint8_t> quantize_rows(const std::vector<float>& values, int64_t rows, int64_t cols,
+                                   const LoadOptions& options) {
+  const graph::QuantParams quant{options.q4_group_size, options.q4_scale_dtype};
+  const auto layout = graph::q4gsw_layout({rows, cols}, quant);
+  if (!layout) return ops::quantize_q4gsw(values.data(), rows, cols, quant.group_size, quant.scale_dtype);  // throws
+  std::vector<uint8_t> out(layout->total_bytes);
+  const uint64_t row_scale_bytes = layout->groups_per_row * graph::element_bytes(quant.scale_dtype);
+  parallel_ranges(rows, kElementsPerThread / std::max<int64_t>(cols, 1), [&](int64_t begin, int64_t end) {
+    const uint64_t n = static_cast<uint64_t>(end - begin);
+    const std::vector<uint8_t> part = ops::quantize_q4gsw(values.data() + begin * cols, end - begin, cols,
+                                                          quant.group_size, quant.scale_dtype);
+    const uint64_t row_bytes = layout->cols / 2;
+    std::memcpy(out.data() + begin * row_bytes, part.data(), n * row_bytes);
+    std::memcpy(out.data() + layout->scales_offset + begin * row_scale_bytes, part.data() + n * row_bytes,
+                n * row_scale_bytes);
+  });
+  return out;
+}
+
+}  // namespace
 
 Encoded encode_dense(const std::vector<float>& values, std::vector<int64_t> shape, graph::DType dtype,
                      const Origin& origin) {
@@ -22,16 +51,18 @@ Encoded encode_dense(const std::vector<float>& values, std::vector<int64_t> shap
   }
   if (dtype != graph::DType::f16) throw std::logic_error("encode_dense: f32 or f16 only");
   e.bytes.resize(values.size() * 2);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const uint16_t h = graph::f32_to_f16(values[i]);
-    // bf16 reaches far beyond f16's 65504: a weight that overflows would silently become inf.
-    if (std::isfinite(values[i]) && !std::isfinite(graph::f16_to_f32(h))) {
-      throw ModelError(origin.file, "tensor " + origin.tensor,
-                       "element " + std::to_string(i) + " (" + std::to_string(values[i]) + ") overflows f16");
+  parallel_ranges(static_cast<int64_t>(values.size()), kElementsPerThread, [&](int64_t begin, int64_t end) {
+    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+      const uint16_t h = graph::f32_to_f16(values[i]);
+      // bf16 reaches far beyond f16's 65504: a weight that overflows would silently become inf.
+      if (std::isfinite(values[i]) && !std::isfinite(graph::f16_to_f32(h))) {
+        throw ModelError(origin.file, "tensor " + origin.tensor,
+                         "element " + std::to_string(i) + " (" + std::to_string(values[i]) + ") overflows f16");
+      }
+      e.bytes[2 * i] = static_cast<uint8_t>(h & 0xff);
+      e.bytes[2 * i + 1] = static_cast<uint8_t>(h >> 8);
     }
-    e.bytes[2 * i] = static_cast<uint8_t>(h & 0xff);
-    e.bytes[2 * i + 1] = static_cast<uint8_t>(h >> 8);
-  }
+  });
   return e;
 }
 
@@ -46,7 +77,7 @@ Encoded encode_matrix(const std::vector<float>& values, int64_t rows, int64_t co
   Encoded e;
   e.type = {graph::DType::q4gsw, {rows, cols}, {options.q4_group_size, options.q4_scale_dtype}};
   try {
-    e.bytes = ops::quantize_q4gsw(values.data(), rows, cols, options.q4_group_size, options.q4_scale_dtype);
+    e.bytes = quantize_rows(values, rows, cols, options);
   } catch (const std::invalid_argument& err) {
     throw ModelError(origin.file, "tensor " + origin.tensor, std::string("cannot be quantized: ") + err.what());
   }

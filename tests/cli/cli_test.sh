@@ -107,9 +107,41 @@ case "$case_name" in
     [ -n "$(tr -d '[:space:]' <"$tmp/first")" ] || fail "no text generated"
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
     cmp -s "$tmp/first" "$tmp/out" || fail "greedy generation differs between two runs" ;;
+  convert_demo_same_text)
+    # A converted demo model generates exactly what its folder does, and is loaded from the file
+    # alone (the options it fixed are refused when they differ).
+    run 0 "$wgx" convert "$root/models/demo" -o "$tmp/demo.wgx"
+    expect_err "wrote $tmp/demo.wgx: .* MiB (LlamaForCausalLM, q4 weights, f16 KV cache, context 1024) in"
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 16 --temp 0
+    cp "$tmp/out" "$tmp/folder"
+    run 0 "$wgx" run --model "$tmp/demo.wgx" -p "The meaning of life is" -n 16 --temp 0
+    expect_err "demo.wgx (Llama, q4 weights, f16 KV cache, context 1024, .*) ready in"
+    cmp -s "$tmp/folder" "$tmp/out" || fail "the .wgx generated other text than the folder: $(cat "$tmp/folder")"
+    run 2 "$wgx" run --model "$tmp/demo.wgx" -p "x" --weights f32
+    expect_err "fixed by wgx convert: --weights cannot change them" ;;
   run_context_overflow)
     run 2 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 5000 --temp 0
     expect_err "the context holds 1024 tokens" ;;
+  bench_synthetic)
+    # Random weights at a tiny geometry: no model folder, no tokenizer.
+    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4
+    expect_out "^model        synthetic demo-tiny (Llama, q4 weights, f16 KV cache, context 4096"
+    expect_out "^prefill      8 tokens at positions 0..7 in .* tok/s"
+    expect_out "^first token  "
+    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s"
+    expect_out "^per token    [0-9]* dispatches, 2 submits"
+    expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread)"
+    expect_out "^memory       .*: constants .*, state .*, intermediates "
+    expect_out "^kv cache     1.0 MiB as f16 at context 4096 (f16 1.0 MiB, f32 2.0 MiB"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json
+    expect_out '"decode_pos": 100'
+    expect_out '"dtype": "f32"'
+    expect_out '"submits_per_decode_token": 2'
+    expect_out '"profile": '
+    run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4
+    expect_err "it must be at least -p"
+    run 2 "$wgx" bench --synthetic llama-9000
+    expect_err "choose one of llama-3.2-1b, qwen3-0.6b, demo-tiny" ;;
   run_missing_model)
     run 2 "$wgx" run --model "$tmp/none" -p "x"
     expect_err "no such file or folder" ;;

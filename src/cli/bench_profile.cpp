@@ -1,0 +1,71 @@
+#include "cli/bench_profile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace wgx::cli {
+
+namespace {
+
+double share(double part, double total) { return total > 0 ? 100.0 * part / total : 0.0; }
+
+}  // namespace
+
+StepProfile profile_step(const runtime::Program& program, std::string step) {
+  // Dispatches carry their node's label, or "#<node> <op>" for a node without one (as
+  // NodeContext::label() names it).
+  std::map<std::string, const runtime::RouteChoice*> by_label;
+  for (const runtime::RouteChoice& r : program.routes()) {
+    by_label.emplace(r.label.empty() ? "#" + std::to_string(r.node) + " " + r.op : r.label, &r);
+  }
+  StepProfile p;
+  p.step = std::move(step);
+  std::map<std::pair<std::string, std::string>, ProfileRow> rows;
+  for (const gpu::DispatchTiming& t : program.last_timings()) {
+    const auto it = by_label.find(t.label);
+    const std::string op = it == by_label.end() ? "?" : it->second->op;
+    const std::string route = it == by_label.end() ? t.label : it->second->route;
+    ProfileRow& row = rows[{op, route}];
+    row.op = op;
+    row.route = route;
+    ++row.dispatches;
+    row.microseconds += t.microseconds();
+    p.total_microseconds += t.microseconds();
+    ++p.dispatches;
+  }
+  for (auto& [key, row] : rows) p.rows.push_back(std::move(row));
+  std::stable_sort(p.rows.begin(), p.rows.end(),
+                   [](const ProfileRow& a, const ProfileRow& b) { return a.microseconds > b.microseconds; });
+  return p;
+}
+
+std::string profile_table(const StepProfile& p) {
+  char line[256];
+  std::snprintf(line, sizeof line, "profile      %s: %zu dispatches, %.1f us of GPU time\n", p.step.c_str(),
+                p.dispatches, p.total_microseconds);
+  std::string out = line;
+  std::snprintf(line, sizeof line, "  %-20s %-28s %10s %12s %7s\n", "op", "route", "dispatches", "time (us)", "share");
+  out += line;
+  for (const ProfileRow& r : p.rows) {
+    std::snprintf(line, sizeof line, "  %-20s %-28s %10zu %12.1f %6.1f%%\n", r.op.c_str(), r.route.c_str(),
+                  r.dispatches, r.microseconds, share(r.microseconds, p.total_microseconds));
+    out += line;
+  }
+  return out;
+}
+
+nlohmann::json profile_json(const StepProfile& p) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ProfileRow& r : p.rows) {
+    rows.push_back({{"op", r.op},
+                    {"route", r.route},
+                    {"dispatches", r.dispatches},
+                    {"us", r.microseconds},
+                    {"share", share(r.microseconds, p.total_microseconds) / 100.0}});
+  }
+  return {{"step", p.step}, {"dispatches", p.dispatches}, {"total_us", p.total_microseconds}, {"rows", rows}};
+}
+
+}  // namespace wgx::cli

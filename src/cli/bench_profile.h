@@ -1,0 +1,34 @@
+// wgx bench --profile: the GPU time of one step (Program::last_timings(), one entry per dispatch,
+// labelled with its node's label) summed per op and route, longest first.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/program.h"
+
+namespace wgx::cli {
+
+struct ProfileRow {
+  std::string op;     // "linear"
+  std::string route;  // the route Program::routes() chose for its nodes
+  size_t dispatches = 0;
+  double microseconds = 0;
+};
+
+struct StepProfile {
+  std::string step;  // "decode: 1 token at position 4096"
+  std::vector<ProfileRow> rows;
+  double total_microseconds = 0;
+  size_t dispatches = 0;
+};
+
+// The last execute()'s timings of a program built with RuntimeOptions "profile" = "1".
+StepProfile profile_step(const runtime::Program& program, std::string step);
+
+std::string profile_table(const StepProfile& profile);
+nlohmann::json profile_json(const StepProfile& profile);
+
+}  // namespace wgx::cli

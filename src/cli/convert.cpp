@@ -1,0 +1,113 @@
+// wgx convert: a Hugging Face model folder -> one .wgx file holding the decoder graph, the
+// weights already converted to their GPU format, the config and the tokenizer
+// (models/wgx_model_file.h lists the metadata). wgx run, chat and bench then load the file by
+// memory mapping it, skipping the safetensors reading and the quantization a folder costs.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/llm_common.h"
+#include "models/config.h"
+#include "models/progress.h"
+#include "models/wgx_model_file.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wgx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kConvertUsage = R"(usage: wgx convert DIR -o OUT.wgx [options]
+
+Converts the Hugging Face model folder DIR (config.json, tokenizer.json, *.safetensors) into one
+.wgx file: the weights in the format chosen, the graph, the config and the tokenizer. wgx run,
+chat and bench --model OUT.wgx then load it without converting anything. The options below are
+fixed in the file.
+
+  -o, --output FILE     the .wgx file to write (replaced atomically if it exists)
+  --weights q4|f16|f32  how the weights are held on the GPU (default q4: 4-bit, groups of 32)
+  --kv f16|f32          how the KV cache holds keys and values (default f16)
+  --ctx N               context length (default 4096; at most the model's max_position_embeddings)
+  --max-prefill N       the most prompt tokens one step feeds (default 512)
+)";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path.string() + ": cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const char* weights_name(models::WeightFormat w) {
+  return w == models::WeightFormat::Q4 ? "q4" : w == models::WeightFormat::F16 ? "f16" : "f32";
+}
+
+}  // namespace
+
+int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
+  for (const std::string& a : argv) {
+    if (a == "-h" || a == "--help") {
+      std::fputs(kConvertUsage, stdout);
+      return 0;
+    }
+  }
+  ModelArgs model;
+  std::string output;
+  int64_t max_prefill = models::LoadOptions{}.max_prefill;
+  ArgWalker args("convert", argv);
+  while (!args.done()) {
+    if (take_model_option(args, model)) continue;
+    if (args.take("--output", "-o")) {
+      output = args.value();
+    } else if (args.take("--max-prefill")) {
+      max_prefill = parse_int("--max-prefill", args.value(), 1, int64_t{1} << 20);
+    } else if (model.path.empty() && args.current().rfind("-", 0) != 0) {
+      model.path = args.current();
+      args.skip();
+    } else {
+      args.unknown();
+    }
+  }
+  if (model.path.empty()) {
+    throw std::invalid_argument("convert: name the model folder (usage: wgx convert DIR -o OUT.wgx)");
+  }
+  if (output.empty()) throw std::invalid_argument("convert: name the output with -o OUT.wgx");
+  const fs::path dir(model.path);
+  if (!fs::is_directory(dir)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
+
+  const auto start = std::chrono::steady_clock::now();
+  // The tokenizer first: it is quick to check, and the file must hold one that loads.
+  tokenizer::Tokenizer::load(dir);
+  models::TokenizerTexts tokenizer{read_text(dir / "tokenizer.json"), std::nullopt};
+  if (const fs::path config = dir / "tokenizer_config.json"; fs::exists(config)) {
+    tokenizer.tokenizer_config_json = read_text(config);
+  }
+
+  models::LoadOptions options;
+  options.weights = model.weights;
+  options.half_kv_cache = model.half_kv_cache;
+  options.max_seq = model.context;
+  options.max_prefill = max_prefill;
+  const models::BuiltModel built = models::load_hf(dir, options);  // its own progress line
+  {
+    models::Progress progress(true, "writing " + output);
+    progress.update("graph, metadata and weights");
+    models::write_model_wgx(output, built, options, tokenizer);
+    progress.done();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "wgx: wrote %s: %.1f MiB (%s, %s weights, %s KV cache, context %lld) in %.1f s\n",
+               output.c_str(), static_cast<double>(fs::file_size(output)) / (1 << 20),
+               models::architecture_name(built.config.architecture), weights_name(options.weights),
+               options.half_kv_cache ? "f16" : "f32",
+               static_cast<long long>(llm::model_limits(built.graph).max_seq), seconds);
+  return 0;
+}
+
+}  // namespace wgx::cli
