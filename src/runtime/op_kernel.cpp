@@ -1,6 +1,7 @@
 #include "runtime/op_kernel.h"
 
 #include "graph/error.h"
+#include "runtime/param_arena.h"
 
 namespace wgx::runtime {
 
@@ -33,12 +34,12 @@ std::vector<std::string> KernelRegistry::ops() const {
 
 DispatchExec::DispatchExec(const NodeContext& ctx, const gpu::Kernel& kernel,
                            std::vector<gpu::BufferBinding> buffers, size_t param_words, Update update)
-    : kernel_(kernel),
-      params_(ctx.gpu(), std::max<size_t>(param_words, 1) * 4, gpu::BufferKind::Uniform, ctx.label() + " params"),
-      update_(std::move(update)),
-      label_(ctx.label()),
-      gpu_(ctx.gpu()) {
-  buffers.insert(buffers.begin(), gpu::BufferBinding{&params_, 0, 0});
+    : kernel_(kernel), arena_(ctx.params()), update_(std::move(update)), label_(ctx.label()) {
+  const ParamArena::Slot slot = arena_.allocate(static_cast<uint32_t>(std::max<size_t>(param_words, 1) * 4));
+  slot_page_ = slot.page;
+  slot_offset_ = slot.offset;
+  slot_bytes_ = slot.bytes;
+  buffers.insert(buffers.begin(), arena_.binding(slot));
   group_ = gpu::BindGroup(ctx.gpu(), kernel, buffers, label_);
 }
 
@@ -46,7 +47,8 @@ void DispatchExec::resize(const NodeContext& ctx) {
   Launch launch = update_(ctx);
   workgroups_ = launch.workgroups;
   if (!launch.params.empty()) {
-    gpu::upload(gpu_, params_, 0, launch.params.data(), std::min<uint64_t>(launch.params.size() * 4, params_.size()));
+    arena_.write({slot_page_, slot_offset_, slot_bytes_}, launch.params.data(),
+                 static_cast<uint32_t>(launch.params.size() * 4));
   }
 }
 

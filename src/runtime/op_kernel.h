@@ -36,6 +36,7 @@ struct TensorRef {
 };
 
 class Program;
+class ParamArena;
 
 // What a route sees of its node, at build time and on every resize.
 class NodeContext {
@@ -48,6 +49,8 @@ class NodeContext {
   std::string label() const;  // the node's label, or "#index op"
   gpu::Context& gpu() const;
   gpu::PipelineCache& pipelines() const;
+  // Where dispatches keep their uniform params (shared buffers, uploaded once per execute).
+  ParamArena& params() const;
   const RuntimeOptions& options() const;
 
   size_t input_count() const { return node().inputs.size(); }
@@ -139,12 +142,12 @@ class DispatchExec : public NodeExec {
 
  private:
   const gpu::Kernel& kernel_;
-  gpu::Buffer params_;
+  ParamArena& arena_;
+  uint32_t slot_page_ = 0, slot_offset_ = 0, slot_bytes_ = 0;
   gpu::BindGroup group_;
   Update update_;
   uint64_t workgroups_ = 0;
   std::string label_;
-  gpu::Context& gpu_;
 };
 
 }  // namespace wgx::runtime

@@ -8,6 +8,7 @@
 #include "graph/error.h"
 #include "graph/validate.h"
 #include "runtime/memory_plan.h"
+#include "runtime/param_arena.h"
 
 namespace wgx::runtime {
 
@@ -52,6 +53,7 @@ struct Program::Impl {
   RuntimeOptions options;
   const KernelRegistry& kernels;
   gpu::PipelineCache pipelines;
+  ParamArena params{gpu};  // before the steps: their bind groups refer to its buffers
   bool profile = false;
 
   std::vector<TensorRef> refs;                 // per value
@@ -130,6 +132,7 @@ std::string NodeContext::label() const {
 }
 gpu::Context& NodeContext::gpu() const { return program_.impl_->gpu; }
 gpu::PipelineCache& NodeContext::pipelines() const { return program_.impl_->pipelines; }
+ParamArena& NodeContext::params() const { return program_.impl_->params; }
 const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
 const graph::Value& NodeContext::input_value(size_t i) const { return graph().value(node().inputs.at(i)); }
 const graph::TensorType& NodeContext::input_type(size_t i) const { return input_value(i).type; }
@@ -379,6 +382,7 @@ void Program::execute() {
     m.active_class_resized = true;
     m.dirty = false;
   }
+  m.params.flush();
   gpu::Recorder rec(m.gpu, "execute", m.profile);
   for (auto& step : m.steps) step.active(small).record(rec);
   dispatches_ = rec.dispatches();
@@ -387,6 +391,7 @@ void Program::execute() {
 }
 
 bool Program::last_execute_was_small() const { return impl_->small_class_now; }
+size_t Program::param_uploads() const { return impl_->params.uploads(); }
 
 std::vector<int64_t> Program::output_shape(std::string_view name) const {
   const Impl& m = *impl_;

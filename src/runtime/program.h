@@ -81,6 +81,9 @@ class Program {
   // Per-dispatch GPU times of the last execute() (profiling on: RuntimeOptions "profile" = "1").
   const std::vector<gpu::DispatchTiming>& last_timings() const { return timings_; }
   size_t dispatches_per_execute() const { return dispatches_; }
+  // Queue writes of uniform params so far: only params that changed since the last execute are
+  // uploaded, one write per dirty page.
+  size_t param_uploads() const;
   // Whether the last execute() ran the small shape class (see RouteChoice::small_route).
   bool last_execute_was_small() const;
   // Mutations whose value is copied into its buffer after the producing node; the others are

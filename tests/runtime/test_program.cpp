@@ -64,6 +64,28 @@ TEST(Program, OneTokenStepsTakeTheirOwnRoute) {
   }
 }
 
+TEST(Program, ParamsAreUploadedOnlyWhenTheyChange) {
+  GraphBuilder b;
+  auto seq = b.sym("seq", 1, 50);
+  auto x = b.input("x", DType::f32, {seq, 13});
+  auto y = x;
+  for (int i = 0; i < 6; ++i) y = b.op1("add", {y, x});
+  b.output("y", y);
+  Program prog(shared_context(), b.build(), b.weights());
+  const auto run = [&](int64_t s) {
+    prog.set_input<float>("x", random_floats(static_cast<size_t>(s) * 13, 5), {s, 13});
+    prog.execute();
+    return prog.param_uploads();
+  };
+  const size_t first = run(7);
+  EXPECT_GE(first, 1u);
+  EXPECT_EQ(run(7), first);         // same shapes: nothing to upload
+  const size_t changed = run(9);    // six nodes' params change: still one write for the page
+  EXPECT_EQ(changed, first + 1);
+  std::vector<float> want(9 * 13);
+  EXPECT_EQ(prog.read_f32("y").size(), want.size());
+}
+
 TEST(Program, ViewsShareStorageAndRunNothing) {
   GraphBuilder b;
   auto x = b.input("x", DType::f32, {6, 35});
