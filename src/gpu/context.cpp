@@ -1,5 +1,7 @@
 #include "gpu/context.h"
 
+#include "gpu/buffer.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -169,7 +171,16 @@ Context::Context(const ContextOptions& options) : options_(options) {
   request_device();
 }
 
+const Buffer& Context::readback_staging(uint64_t bytes) {
+  if (!staging_ || staging_->allocated() < bytes) {
+    staging_.reset();  // release the old one before asking for a bigger one
+    staging_ = std::make_unique<Buffer>(*this, BufferPool::size_class(bytes), BufferKind::Readback, "readback staging");
+  }
+  return *staging_;
+}
+
 Context::~Context() {
+  staging_.reset();
   // Release the device before the instance; the handles' declaration order does the rest.
   queue_.reset();
   destroying_ = true;

@@ -20,6 +20,8 @@
 
 namespace wgx::gpu {
 
+class Buffer;
+
 enum class AdapterChoice { Auto, Gpu, SwiftShader, Gles };
 
 // Accepts "auto", "gpu", "swiftshader", "gles"; anything else is a Setup error listing them.
@@ -137,6 +139,8 @@ class Context {
   WGPUQueue queue() const { return queue_.get(); }
   // Waits for one future; a DeviceLost error if the device goes away meanwhile.
   void wait(WGPUFuture future, std::string_view label);
+  // A host-mappable buffer of at least `bytes`, reused by every readback (they are synchronous).
+  const Buffer& readback_staging(uint64_t bytes);
 
  private:
   void push_scopes();
@@ -163,6 +167,7 @@ class Context {
   bool destroying_ = false;
   std::string lost_message_;
   std::optional<GpuError> pending_;
+  std::unique_ptr<Buffer> staging_;
 };
 
 // Text of a WebGPU string view ("" for a null view).
