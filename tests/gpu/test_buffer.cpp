@@ -88,6 +88,16 @@ TEST(Buffer, LargerThanTheDeviceAllowsIsOutOfMemoryNotACrash) {
   EXPECT_NO_THROW(ctx.wait_idle());
 }
 
+TEST(Buffer, DestroyedBufferIsAnErrorNotGarbage) {
+  Context& ctx = shared_context();
+  const std::vector<uint8_t> data = random_bytes(64, 5);
+  Buffer buf(ctx, data.data(), data.size(), "destroyed");
+  buf.destroy();  // frees the device memory now
+  uint8_t out[64];
+  EXPECT_THROW(download(ctx, buf, 0, sizeof out, out), GpuError);
+  EXPECT_NO_THROW(ctx.wait_idle());  // the context stays usable
+}
+
 TEST(BufferPool, SizeClassesCoverTheRequestWithBoundedWaste) {
   for (uint64_t n : {1ull, 255ull, 256ull, 257ull, 1000ull, 4096ull, 4097ull, 999999ull, 123456789ull}) {
     const uint64_t c = BufferPool::size_class(n);
