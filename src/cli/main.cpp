@@ -23,7 +23,7 @@ commands:
   tokenize      text -> token ids with a Hugging Face tokenizer.json, or --decode ids -> text
                 (--model PATH: the file, a model folder or a .wgx)
   bench-op      times single ops at Llama-3.2-1B / Qwen3-0.6B shapes on the GPU
-                ([--filter REGEX] [--iters N] [--json])
+                ([--filter REGEX] [--iters N] [--option NAME=VALUE] [--json])
   convert       a Hugging Face model folder -> one .wgx file that run, chat and bench load by
                 memory mapping (DIR -o OUT.wgx [--weights q4|f16|f32] [--ctx N] [--kv f16|f32])
   run           generates text from a prompt with a model folder or .wgx file, streamed

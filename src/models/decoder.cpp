@@ -103,22 +103,36 @@ class Decoder {
     return b_.constant(name, e.type, std::move(e.bytes));
   }
 
-  // The parts' rows stacked into one [sum of rows, cols] weight (q, k and v for linear_qkv).
-  ValueId matrix(const std::string& name, const std::vector<Part>& parts, int64_t cols, const char* cols_why) {
-    std::vector<float> values;
+  // The parts' rows stacked into one [sum of rows, cols] weight (q, k and v for linear_qkv), or,
+  // with `interleave`, equal parts' rows taken in turn (row j of part p at j * parts + p: gate
+  // and up for linear_swiglu).
+  ValueId matrix(const std::string& name, const std::vector<Part>& parts, int64_t cols, const char* cols_why,
+                 bool interleave = false) {
+    std::vector<std::vector<float>> sources;
     int64_t rows = 0;
     std::string file;
     for (const Part& p : parts) {
       SourceTensor t = w_.tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why);
-      if (values.empty()) {
-        values = std::move(t.values);
-      } else {
-        values.insert(values.end(), t.values.begin(), t.values.end());
-      }
+      sources.push_back(std::move(t.values));
       rows += p.rows;
       file = t.file;
     }
-    const std::string origin = parts.size() == 1 ? parts[0].tensor : name + " (stacked)";
+    std::vector<float> values;
+    if (sources.size() == 1) {
+      values = std::move(sources[0]);
+    } else {
+      values.reserve(static_cast<size_t>(rows * cols));
+      const auto width = static_cast<size_t>(cols);
+      if (interleave) {
+        for (size_t r = 0; r < sources[0].size() / width; ++r) {
+          for (const auto& src : sources) values.insert(values.end(), src.begin() + r * width, src.begin() + (r + 1) * width);
+        }
+      } else {
+        for (const auto& src : sources) values.insert(values.end(), src.begin(), src.end());
+      }
+    }
+    const std::string origin =
+        parts.size() == 1 ? parts[0].tensor : name + (interleave ? " (rows interleaved)" : " (stacked)");
     Encoded e = encode_matrix(values, rows, cols, o_, act_, {origin, file});
     return b_.constant(name, e.type, std::move(e.bytes));
   }
@@ -155,27 +169,26 @@ class Decoder {
                                  {layer_tensor(i, "self_attn.v_proj.weight"), kv_rows, "num_key_value_heads * head_dim"}},
                                 c_.hidden_size, "hidden_size");
     auto qkv = b_.op("linear_qkv", {h, wqkv}, {{"splits", {q_rows, kv_rows, kv_rows}}}, label(i, "attn.qkv"));
-    ValueId q = b_.op1("reshape", {qkv[0]}, {{"shape", Shape{1, seq_, c_.num_heads, d}}});
-    ValueId k = b_.op1("reshape", {qkv[1]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
+    const ValueId q = b_.op1("reshape", {qkv[0]}, {{"shape", Shape{1, seq_, c_.num_heads, d}}});
+    const ValueId k = b_.op1("reshape", {qkv[1]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
     const ValueId v = b_.op1("reshape", {qkv[2]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
-    if (c_.architecture == Architecture::Qwen3) {
-      const ValueId qn = norm_weight(layer_tensor(i, "self_attn.q_norm.weight"), d, "head_dim");
-      const ValueId kn = norm_weight(layer_tensor(i, "self_attn.k_norm.weight"), d, "head_dim");
-      q = b_.op1("rms_norm", {q, qn}, {{"eps", c_.rms_norm_eps}}, label(i, "attn.q_norm"));
-      k = b_.op1("rms_norm", {k, kn}, {{"eps", c_.rms_norm_eps}}, label(i, "attn.k_norm"));
-    }
-    q = b_.op1("rope", {q, pos_}, rope_attrs(), label(i, "attn.q_rope"));
-    k = b_.op1("rope", {k, pos_}, rope_attrs(), label(i, "attn.k_rope"));
-
     const Shape cache_shape{1, c_.num_kv_heads, max_seq_, d};
     const ValueId kc = b_.mutable_buffer(label(i, "k_cache"), cache_, cache_shape);
     const ValueId vc = b_.mutable_buffer(label(i, "v_cache"), cache_, cache_shape);
-    const ValueId kc2 = b_.op1("update_cache", {kc, k, pos_}, {}, label(i, "attn.k_update"));
-    const ValueId vc2 = b_.op1("update_cache", {vc, v, pos_}, {}, label(i, "attn.v_update"));
+    // Qwen3's q/k norms, rope on q and k, and both cache updates: one node.
+    std::vector<ValueId> in{q, k, v, kc, vc, pos_};
+    graph::Attrs attrs = rope_attrs();
+    if (c_.architecture == Architecture::Qwen3) {
+      in.push_back(norm_weight(layer_tensor(i, "self_attn.q_norm.weight"), d, "head_dim"));
+      in.push_back(norm_weight(layer_tensor(i, "self_attn.k_norm.weight"), d, "head_dim"));
+      attrs.insert_or_assign("eps", c_.rms_norm_eps);
+    }
+    const std::vector<ValueId> rotated = b_.op("rope_update_cache", in, attrs, label(i, "attn.rope_cache"));
+    const ValueId q_rot = rotated[0], kc2 = rotated[1], vc2 = rotated[2];
     b_.mutate(kc, kc2);
     b_.mutate(vc, vc2);
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));  // Hugging Face: head_dim ** -0.5
-    const ValueId a = b_.op1("sdpa_with_kv_cache", {q, kc2, vc2, pos_}, {{"scale", scale}}, label(i, "attn.sdpa"));
+    const ValueId a = b_.op1("sdpa_with_kv_cache", {q_rot, kc2, vc2, pos_}, {{"scale", scale}}, label(i, "attn.sdpa"));
     const ValueId merged = b_.op1("reshape", {a}, {{"shape", Shape{1, seq_, q_rows}}});
     const ValueId wo = matrix(layer_tensor(i, "self_attn.o_proj.weight"),
                               {{layer_tensor(i, "self_attn.o_proj.weight"), c_.hidden_size, "hidden_size"}}, q_rows,
@@ -189,12 +202,22 @@ class Decoder {
       const std::string name = layer_tensor(i, suffix);
       return matrix(name, {{name, rows, rows_why}}, cols, cols_why);
     };
-    const ValueId wg = weight("mlp.gate_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
-    const ValueId wu = weight("mlp.up_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+    ValueId act;
+    if (o_.weights == WeightFormat::Q4) {
+      // One product for gate and up with silu(gate) * up in its epilogue (q4 decode kernels).
+      const std::string gate = layer_tensor(i, "mlp.gate_proj.weight"), up = layer_tensor(i, "mlp.up_proj.weight");
+      const ValueId wgu = matrix(layer_tensor(i, "mlp.gate_up_proj.weight"),
+                                 {{gate, n, "intermediate_size"}, {up, n, "intermediate_size"}}, c_.hidden_size,
+                                 "hidden_size", true);
+      act = b_.op1("linear_swiglu", {h, wgu}, {}, label(i, "mlp.gate_up_swiglu"));
+    } else {
+      const ValueId wg = weight("mlp.gate_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+      const ValueId wu = weight("mlp.up_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+      const ValueId gate = b_.op1("linear", {h, wg}, {}, label(i, "mlp.gate_proj"));
+      const ValueId up = b_.op1("linear", {h, wu}, {}, label(i, "mlp.up_proj"));
+      act = b_.op1("swiglu", {gate, up}, {}, label(i, "mlp.swiglu"));
+    }
     const ValueId wd = weight("mlp.down_proj.weight", c_.hidden_size, "hidden_size", n, "intermediate_size");
-    const ValueId gate = b_.op1("linear", {h, wg}, {}, label(i, "mlp.gate_proj"));
-    const ValueId up = b_.op1("linear", {h, wu}, {}, label(i, "mlp.up_proj"));
-    const ValueId act = b_.op1("swiglu", {gate, up}, {}, label(i, "mlp.swiglu"));
     return b_.op1("linear", {act, wd}, {}, label(i, "mlp.down_proj"));
   }
 

@@ -33,6 +33,15 @@ fn f16_bits(x: f32) -> u32 {
 fn f16_word(v: vec2<f32>) -> u32 { return f16_bits(v.x) | (f16_bits(v.y) << 16u); }
 )";
 
+// silu(x) = x * sigmoid(x), with exp of a non-positive argument only, so nothing overflows.
+inline constexpr const char* kSiluWgsl = R"(
+fn silu(x: f32) -> f32 {
+  let e = exp(-abs(x));
+  let s = 1.0 / (1.0 + e);
+  return x * select(e * s, s, x >= 0.0);
+}
+)";
+
 // A variant's full WGSL: wgx_workgroup_index (gpu::kLinearWorkgroupWgsl), then `prelude` (WGSL
 // the family's templates call, e.g. kF16PackWgsl), then the variant.
 std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude = {});

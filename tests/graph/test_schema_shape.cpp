@@ -101,6 +101,10 @@ const std::vector<SchemaCase>& shape_cases() {
        {},
        "!input 2 has 37 channels"},
       {"linear_weight_rank", "linear", {f32({5, 37}), f32({37})}, {}, "!input 1 (weight): rank 1"},
+      {"linear_swiglu", "linear_swiglu", {f32({1, S, 64}), q4({226, 64}, 32)}, {}, "f32[1, seq_len, 113]"},
+      {"linear_swiglu_bias", "linear_swiglu", {f16({5, 37}), f16({226, 37}), f16({226})}, {}, "f16[5, 113]"},
+      {"linear_swiglu_odd", "linear_swiglu", {f32({5, 37}), f32({113, 37})}, {}, "!must be a constant even number"},
+      {"linear_swiglu_k", "linear_swiglu", {f32({5, 37}), f32({226, 36})}, {}, "!expects 36"},
       // reshape: element counts compared as factored polynomials.
       {"reshape_split",
        "reshape",

@@ -86,30 +86,56 @@ OpSchema matmul() {
   return s;
 }
 
+std::vector<InputSpec> linear_inputs() {
+  return {{.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
+          {.name = "weight", .dtypes = kWeightTypes, .min_rank = 2, .max_rank = 2},
+          {.name = "bias", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true}};
+}
+
+InferResult infer_linear(const InferContext& ctx) {
+  const TensorType& w = ctx.type(1);
+  if (w.dtype != DType::q4gsw && w.dtype != ctx.dtype(0)) {
+    return InferResult::fail(str("weight is ", w.dtype, " but x is ", ctx.dtype(0),
+                                 " (the weight must match x or be q4gsw)"));
+  }
+  if (ctx.shape(0).back() != w.shape[1]) {
+    return InferResult::fail(str("x has ", to_string(ctx.shape(0).back(), &ctx.syms()),
+                                 " input features but weight ", to_string(w.shape, &ctx.syms()),
+                                 " expects ", to_string(w.shape[1], &ctx.syms())));
+  }
+  check_channel_param(ctx, 2, w.shape[0]);
+  Shape out = ctx.shape(0);
+  out.back() = w.shape[0];
+  return InferResult::success(ctx.dtype(0), std::move(out));
+}
+
 // linear(x [..., in], weight [out, in], [bias [out]]) -> [..., out] in x's dtype. The weight is
 // x's dtype or q4gsw.
 OpSchema linear() {
   OpSchema s;
   s.name = "linear";
-  s.inputs = {
-      {.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
-      {.name = "weight", .dtypes = kWeightTypes, .min_rank = 2, .max_rank = 2},
-      {.name = "bias", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true}};
+  s.inputs = linear_inputs();
+  s.infer = infer_linear;
+  return s;
+}
+
+// linear_swiglu(x [..., in], weight [2n, in], [bias [2n]]) -> [..., n]: the gated MLP's input
+// side in one product. The weight's rows interleave the gate and up projections (gate row j at
+// 2j, up row j at 2j + 1), and y_j = silu(x . w_2j + b_2j) * (x . w_2j+1 + b_2j+1).
+OpSchema linear_swiglu() {
+  OpSchema s;
+  s.name = "linear_swiglu";
+  s.inputs = linear_inputs();
   s.infer = [](const InferContext& ctx) {
-    const TensorType& w = ctx.type(1);
-    if (w.dtype != DType::q4gsw && w.dtype != ctx.dtype(0)) {
-      return InferResult::fail(str("weight is ", w.dtype, " but x is ", ctx.dtype(0),
-                                   " (the weight must match x or be q4gsw)"));
+    InferResult r = infer_linear(ctx);
+    if (!r.error.empty()) return r;
+    const Dim rows = ctx.type(1).shape[0];
+    if (!rows.is_const() || rows.value() % 2 != 0) {
+      return InferResult::fail(str("the weight's rows (", to_string(rows, &ctx.syms()),
+                                   ") must be a constant even number: gate and up rows interleaved"));
     }
-    if (ctx.shape(0).back() != w.shape[1]) {
-      return InferResult::fail(str("x has ", to_string(ctx.shape(0).back(), &ctx.syms()),
-                                   " input features but weight ", to_string(w.shape, &ctx.syms()),
-                                   " expects ", to_string(w.shape[1], &ctx.syms())));
-    }
-    check_channel_param(ctx, 2, w.shape[0]);
-    Shape out = ctx.shape(0);
-    out.back() = w.shape[0];
-    return InferResult::success(ctx.dtype(0), std::move(out));
+    r.outputs[0].shape.back() = Dim(rows.value() / 2);
+    return r;
   };
   return s;
 }
@@ -122,6 +148,7 @@ void register_nn(OpRegistry& r) {
   r.add(embedding());
   r.add(matmul());
   r.add(linear());
+  r.add(linear_swiglu());
 }
 
 }  // namespace wgx::graph::schemas

@@ -63,7 +63,7 @@ fn put(m: u32, n: u32, v: f32) {
 
 // Columns n (even) and n + 1 of row m, one f16 word.
 fn put2(m: u32, n: u32, v: vec2<f32>) {
-  let w = pack2x16float(v);
+  let w = f16_word(v);
   if (n < params.split0) {
     Out0[(m * params.split0 + n) >> 1u] = w;
   } else if (n < params.split1) {

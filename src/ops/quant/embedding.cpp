@@ -25,8 +25,8 @@ std::string guard(const NodeContext& ctx) {
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
-  const gpu::Kernel& kernel = variant_kernel(
-      ctx, *shaders::find_quant("q4_embedding"),
+  const gpu::Kernel& kernel = family_kernel(
+      ctx, "q4_embedding",
       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   const Q4Params q = q4_params(ctx, 0);
   const std::vector<int64_t> table = ctx.input_max_shape(0);

@@ -1,6 +1,9 @@
-// linear with a q4gsw weight, and linear_qkv (q4gsw, f32 or f16 weight): y = x @ W^T (+ bias),
-// x viewed as [M, K], f32 accumulation, the output in x's dtype. linear_qkv splits y's columns
-// into q, k and v inside the kernel (one dispatch writes all three).
+// linear with a q4gsw weight, and linear_qkv and linear_swiglu (q4gsw, f32 or f16 weight):
+// y = x @ W^T (+ bias), x viewed as [M, K], f32 accumulation, the output in x's dtype.
+// linear_qkv splits y's columns into q, k and v inside the kernel (one dispatch writes all
+// three). linear_swiglu's product columns are gate/up pairs: q4_gemv reduces each pair to
+// silu(gate) * up in its epilogue (one dispatch); the other kernels write the f32 product to
+// scratch and swiglu_pairs.wgsl finishes it (as does q4_gemv for an f16 output of odd width).
 // Routes, in order:
 //   q4_gemv   q4gsw, M <= 4 at max shapes: one read of the weights for all rows (decode)
 //   q4_bk64   q4gsw, M > 4, K % 64 == 0 (so no slice straddles K; groups of 32..128 tile it):
@@ -34,9 +37,13 @@ constexpr uint64_t kGemvRows = 4;    // R in *_gemv.wgsl
 constexpr uint64_t kTile = 64;       // BM = BN in tiled.wgsl
 constexpr uint64_t kWorkgroup = 256;
 constexpr size_t kParamWords = 12;
-constexpr uint64_t kGemvStorage = 256 * 32;  // red in *_gemv.wgsl
+constexpr uint64_t kGemvStorage = 256 * 32;    // red in dense_gemv.wgsl
+constexpr uint64_t kQ4GemvStorage = 256 * 16;  // red in q4_gemv.wgsl
+constexpr uint64_t kQ4GemvColumns = 4;         // C in q4_gemv.wgsl: columns per lane group
 // Flags of the product kernels.
-constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32;
+constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32, kSwiglu = 64;
+
+enum class Op { Linear, Qkv, Swiglu };
 
 enum class Kernel { Q4Gemv, DenseGemv, Bk64, Bk32 };
 
@@ -47,7 +54,7 @@ struct KernelInfo {
 };
 KernelInfo info(Kernel k) {
   switch (k) {
-    case Kernel::Q4Gemv: return {"q4_gemv.", 7, kGemvStorage};
+    case Kernel::Q4Gemv: return {"q4_gemv.", 7, kQ4GemvStorage};
     case Kernel::DenseGemv: return {"dense_gemv", 6, kGemvStorage};
     case Kernel::Bk64: return {"tiled.bk64", 6, 2 * kTile * 64 * 4};
     case Kernel::Bk32: return {"tiled.bk32", 6, 2 * kTile * 32 * 4};
@@ -62,13 +69,17 @@ struct Facts {
   bool f16 = false;  // x, bias and y in f16
   bool bias = false;
   uint64_t n = 0, k = 0;
-  std::array<uint64_t, 3> widths{};  // of the outputs (linear: {N, 0, 0})
+  std::array<uint64_t, 3> widths{};  // of the outputs (linear: {N, 0, 0}; linear_swiglu: {N / 2, 0, 0})
+  bool swiglu = false;
   bool pairs = false;    // f16 output written in word pairs: every width is even
-  bool scratch = false;  // f16 output of an odd width: f32 scratch, then split_f16
+  bool scratch = false;  // f16 output of an odd width: f32 scratch, then split_f16 / swiglu_pairs
   Q4Params q4p;
+
+  // Whether `kernel` writes the output itself (else the f32 scratch that the pass finishes).
+  bool direct(Kernel kernel) const { return !scratch && (!swiglu || kernel == Kernel::Q4Gemv); }
 };
 
-Facts facts_of(const NodeContext& ctx, bool qkv) {
+Facts facts_of(const NodeContext& ctx, Op op) {
   Facts f;
   f.q4 = ctx.input(1).storage == runtime::Storage::Q4;
   f.f16 = ctx.input(0).dtype == DType::f16;
@@ -77,7 +88,9 @@ Facts facts_of(const NodeContext& ctx, bool qkv) {
   f.n = static_cast<uint64_t>(w[0]);
   f.k = static_cast<uint64_t>(w[1]);
   f.widths = {f.n, 0, 0};
-  if (qkv) {
+  f.swiglu = op == Op::Swiglu;
+  if (f.swiglu) f.widths = {f.n / 2, 0, 0};
+  if (op == Op::Qkv) {
     const std::vector<int64_t>& s = ctx.attr("splits").as_ints();
     f.widths = {static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]), static_cast<uint64_t>(s[2])};
   }
@@ -95,22 +108,26 @@ uint64_t rows_now(const NodeContext& ctx) {
   return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
 }
 
-// Lanes per column pair in the gemv kernels: about one 32-element chunk (q4) or 8 elements
-// (dense) of each row per lane, so that short rows still spread over many workgroups; the
-// quant_gemv_tpc option overrides it (tuning).
+// Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
+// each row per lane; q4, one 32-element chunk per lane, at most 64 lanes (shorter reductions, and
+// four groups per workgroup keep N / 16 workgroups in flight). The quant_gemv_tpc option
+// overrides it (tuning).
 uint32_t lanes(const NodeContext& ctx, const Facts& f) {
-  if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) return static_cast<uint32_t>(std::stoul(o));
+  if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
+    const auto v = static_cast<uint32_t>(std::stoul(o));
+    return f.q4 ? v : std::min<uint32_t>(v, 128);
+  }
   const uint64_t per_row = f.q4 ? f.k / 32 : f.k / 8;
-  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, 128)));
+  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, f.q4 ? 64 : 128)));
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
   const std::string o = option(ctx, "quant_gemv_tpc");
   if (o.empty()) return "";
-  for (int v = 1; v <= 128; v *= 2) {
+  for (int v = 1; v <= 256; v *= 2) {
     if (o == std::to_string(v)) return "";
   }
-  return "the quant_gemv_tpc option is '" + o + "', not a power of two from 1 to 128";
+  return "the quant_gemv_tpc option is '" + o + "', not a power of two from 1 to 256";
 }
 
 // The schemas guarantee x, a dense weight and the bias share one float dtype (f32 or f16 as
@@ -145,7 +162,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f) {
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
     b.push_back(i + 3 < info(k).buffers ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
   }
-  return variant_kernel(ctx, *shaders::find_quant(name), b);
+  return family_kernel(ctx, name, b);
 }
 
 // The executable part: the main kernel or the gemv kernel a tiled route falls back to at small
@@ -161,10 +178,11 @@ class Exec : public Steps {
   }
   void record(gpu::Recorder& rec) override {
     (use_gemv_ ? gemv : main)->record(rec);
-    Steps::record(rec);
+    if (!(use_gemv_ ? gemv_direct : main_direct)) Steps::record(rec);  // the pass after a product into scratch
   }
 
   std::unique_ptr<runtime::NodeExec> main, gemv;
+  bool main_direct = false, gemv_direct = false;  // the kernel writes the output itself
 
  private:
   bool use_gemv_ = false;
@@ -173,15 +191,18 @@ class Exec : public Steps {
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
                                       const std::vector<gpu::BufferBinding>& buffers) {
   const uint32_t tpc = lanes(ctx, f);
-  uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.pairs ? kOutF16 : 0) |
-                   (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0);
-  // The scratch holds all of y's columns: one output as far as the product is concerned.
-  const uint64_t split0 = f.scratch ? f.n : f.widths[0];
-  const uint64_t split1 = f.scratch ? f.n : f.widths[0] + f.widths[1];
+  const bool direct = f.direct(k);
+  uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
+                   (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0);
+  // The scratch holds all of the product's columns: one output as far as the product is concerned.
+  const uint64_t split0 = direct ? f.widths[0] : f.n;
+  const uint64_t split1 = direct ? f.widths[0] + f.widths[1] : f.n;
   auto update = [k, f, tpc, flags, split0, split1](const NodeContext& c) {
     const uint64_t m = rows_now(c);
     const uint64_t rows = is_gemv(k) ? kGemvRows : kTile;
-    const uint64_t cols = is_gemv(k) ? 2 * kWorkgroup / tpc : kTile;
+    const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * kWorkgroup / tpc
+                          : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
+                                                   : kTile;
     const uint64_t tiles_n = ceil_div(f.n, cols);
     auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
     DispatchExec::Launch l;
@@ -196,9 +217,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
 std::unique_ptr<DispatchExec> split_pass(const NodeContext& ctx, const Facts& f, gpu::BufferBinding scratch,
                                          const std::array<gpu::BufferBinding, 3>& outs) {
   const gpu::Kernel& kernel =
-      variant_kernel(ctx, *shaders::find_quant("split_f16"),
-                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-                      gpu::Binding::Storage, gpu::Binding::Storage});
+      family_kernel(ctx, "split_f16",
+                    {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
+                     gpu::Binding::Storage, gpu::Binding::Storage});
   auto update = [f](const NodeContext& c) {
     const uint64_t m = rows_now(c);
     std::array<uint64_t, 3> words{};
@@ -214,53 +235,76 @@ std::unique_ptr<DispatchExec> split_pass(const NodeContext& ctx, const Facts& f,
       ctx, kernel, std::vector<gpu::BufferBinding>{scratch, outs[0], outs[1], outs[2]}, 8, update);
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool qkv, Kernel kernel) {
-  const Facts f = facts_of(ctx, qkv);
+std::unique_ptr<DispatchExec> swiglu_pass(const NodeContext& ctx, gpu::BufferBinding scratch, gpu::BufferBinding out) {
+  const gpu::Kernel& kernel =
+      family_kernel(ctx, "swiglu_pairs." + dtype_label(ctx.output(0).dtype),
+                    {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
+  const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
+  auto update = [per_word](const NodeContext& c) {
+    const uint64_t n = numel(c.output_shape(0));
+    DispatchExec::Launch l;
+    l.params = {static_cast<uint32_t>(n), 0, 0, 0};
+    l.workgroups = ceil_div(ceil_div(n, per_word), kWorkgroup);
+    return l;
+  };
+  return std::make_unique<DispatchExec>(ctx, kernel, std::vector<gpu::BufferBinding>{scratch, out}, 4, update);
+}
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel kernel) {
+  const Facts f = facts_of(ctx, op);
   auto exec = std::make_unique<Exec>();
   const gpu::BufferBinding bias = f.bias ? ctx.input(2).binding() : exec->own(ctx, 4, "no bias");
   std::array<gpu::BufferBinding, 3> outs;
   for (size_t i = 0; i < 3; ++i) {
     outs[i] = i < ctx.output_count() ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
   }
-  std::array<gpu::BufferBinding, 3> targets = outs;
-  if (f.scratch) {
-    targets = {exec->own(ctx, 4 * max_rows(ctx) * f.n, "f32 product"), exec->own(ctx, 4, "no output"),
+  const Kernel small = f.q4 ? Kernel::Q4Gemv : Kernel::DenseGemv;
+  const bool gemv_fallback = !is_gemv(kernel) && check_limits(ctx, info(small).buffers, info(small).storage).empty();
+  std::array<gpu::BufferBinding, 3> scratch = outs;
+  if (!f.direct(kernel) || (gemv_fallback && !f.direct(small))) {
+    scratch = {exec->own(ctx, 4 * max_rows(ctx) * f.n, "f32 product"), exec->own(ctx, 4, "no output"),
                exec->own(ctx, 4, "no output")};
-    exec->add(split_pass(ctx, f, targets[0], outs));
+    exec->add(f.swiglu ? swiglu_pass(ctx, scratch[0], outs[0]) : split_pass(ctx, f, scratch[0], outs));
   }
   const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
   auto make = [&](Kernel k) {
+    const std::array<gpu::BufferBinding, 3>& t = f.direct(k) ? outs : scratch;
     if (k == Kernel::Q4Gemv) {
       // The nibbles as vec4s (K / 2 bytes per row: whole vec4s), the whole tensor for the scales.
       const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
-      return product(ctx, k, f, {x, nibbles, w, bias, targets[0], targets[1], targets[2]});
+      return product(ctx, k, f, {x, nibbles, w, bias, t[0], t[1], t[2]});
     }
-    return product(ctx, k, f, {x, w, bias, targets[0], targets[1], targets[2]});
+    return product(ctx, k, f, {x, w, bias, t[0], t[1], t[2]});
   };
   if (is_gemv(kernel)) {
     exec->gemv = make(kernel);
+    exec->gemv_direct = f.direct(kernel);
     return exec;
   }
   exec->main = make(kernel);
-  const Kernel small = f.q4 ? Kernel::Q4Gemv : Kernel::DenseGemv;
-  if (check_limits(ctx, info(small).buffers, info(small).storage).empty()) exec->gemv = make(small);
+  exec->main_direct = f.direct(kernel);
+  if (gemv_fallback) {
+    exec->gemv = make(small);
+    exec->gemv_direct = f.direct(small);
+  }
   return exec;
 }
 
-runtime::Route route(const char* name, bool qkv, bool q4, Kernel k) {
+runtime::Route route(const char* name, Op op, bool q4, Kernel k) {
   return {name, [q4, k](const NodeContext& c) { return guard(c, q4, k); },
-          [qkv, k](const NodeContext& c) { return build(c, qkv, k); }};
+          [op, k](const NodeContext& c) { return build(c, op, k); }};
 }
 
 }  // namespace
 
-std::vector<runtime::Route> product_routes(bool qkv) {
-  std::vector<runtime::Route> r{route("q4_gemv", qkv, true, Kernel::Q4Gemv),
-                                route("q4_bk64", qkv, true, Kernel::Bk64),
-                                route("q4_bk32", qkv, true, Kernel::Bk32)};
-  if (qkv) {
-    r.push_back(route("gemv", qkv, false, Kernel::DenseGemv));
-    r.push_back(route("tiled", qkv, false, Kernel::Bk64));
+std::vector<runtime::Route> product_routes(const std::string& op_name) {
+  const Op op = op_name == "linear_qkv" ? Op::Qkv : op_name == "linear_swiglu" ? Op::Swiglu : Op::Linear;
+  std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv),
+                                route("q4_bk64", op, true, Kernel::Bk64),
+                                route("q4_bk32", op, true, Kernel::Bk32)};
+  if (op != Op::Linear) {
+    r.push_back(route("gemv", op, false, Kernel::DenseGemv));
+    r.push_back(route("tiled", op, false, Kernel::Bk64));
   }
   return r;
 }

@@ -47,10 +47,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let e = i * params.dim + j * 8u;
   if ((params.flags & SCALE_F16) != 0u) {
     let o = e / 2u;
-    Out[o] = pack2x16float(lo.xy);
-    Out[o + 1u] = pack2x16float(lo.zw);
-    Out[o + 2u] = pack2x16float(hi.xy);
-    Out[o + 3u] = pack2x16float(hi.zw);
+    Out[o] = f16_word(lo.xy);
+    Out[o + 1u] = f16_word(lo.zw);
+    Out[o + 2u] = f16_word(hi.xy);
+    Out[o + 3u] = f16_word(hi.zw);
   } else {
     for (var c = 0u; c < 4u; c++) {
       Out[e + c] = bitcast<u32>(lo[c]);

@@ -1,11 +1,12 @@
 // y = x @ W^T (+ bias) for few rows of x (decode), W in q4gsw: the weights are read once for up to
 // R rows of x. A row of W is K/32 vec4<u32>s, each holding 32 nibbles (one group of 32, or part
-// of a larger group). TPC lanes (params.tpc, a power of two) share a pair of neighbouring columns
-// n, n+1: lane t takes the vec4s t, t+TPC, ... of both rows, so the lanes of a pair read
-// contiguous runs of each row and every x value loaded serves both columns. Each vec4's sum of
-// (nibble - 8) * x is taken in f32 and scaled once (a vec4 lies within one group); the TPC
-// partial sums are then reduced in workgroup memory (8 KiB). Output columns are split into up to
-// three tensors (linear_qkv).
+// of a larger group). The workgroup's lanes form WG / L groups of L lanes (L = params.tpc, a power
+// of two); a group owns C neighbouring columns and lane t of it takes the vec4s t, t + L, ... of
+// each of them: the group's lanes read contiguous runs of every row, and every x value a lane
+// loads serves C columns. Each vec4's sum of (nibble - 8) * x is taken in f32 and scaled once (a
+// vec4 lies within one group); the L partial sums of a column are then reduced in workgroup
+// memory (4 KiB), one row of x at a time. Output columns are split into up to three tensors
+// (linear_qkv), or neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
 struct Params {
   m: u32,
   n: u32,
@@ -13,8 +14,8 @@ struct Params {
   flags: u32,
   split0: u32,       // columns [0, split0) go to Out0, [split0, split1) to Out1, the rest to Out2
   split1: u32,
-  tiles_n: u32,      // column blocks: ceil(N / (2 * WG / TPC))
-  tpc: u32,          // lanes per column pair: a power of two, at most 128
+  tiles_n: u32,      // column blocks: ceil(N / (C * WG / L))
+  tpc: u32,          // L: lanes per column group, a power of two, at most WG
   scale_base: u32,   // the first scale's word in S
   group_shift: u32,  // log2(group size)
   groups: u32,       // groups per row: K / group size
@@ -30,12 +31,14 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 
 const WG = 256u;
-const R = 4u;
+const R = 4u;  // rows of x per workgroup
+const C = 4u;  // columns per lane group
 const BIAS = 1u;
 const SCALE_F16 = 2u;
 const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
+const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
 
-var<workgroup> red: array<array<vec4<f32>, 2>, WG>;
+var<workgroup> red: array<vec4<f32>, WG>;
 
 // Elements e..e+7 of x, e a multiple of 8 (rows of x are K long, a multiple of 32).
 fn x8(e: u32) -> array<vec4<f32>, 2> {
@@ -72,7 +75,7 @@ fn put(m: u32, n: u32, v: f32) {
 
 // Columns n (even) and n + 1 of row m, one f16 word.
 fn put2(m: u32, n: u32, v: vec2<f32>) {
-  let w = pack2x16float(v);
+  let w = f16_word(v);
   if (n < params.split0) {
     Out0[(m * params.split0 + n) >> 1u] = w;
   } else if (n < params.split1) {
@@ -86,54 +89,67 @@ fn put2(m: u32, n: u32, v: vec2<f32>) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let wg = wgx_workgroup_index(wid, nwg);
-  let tpc = params.tpc;
+  let lanes = params.tpc;
   let m0 = (wg / params.tiles_n) * R;
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
-  let n = (wg % params.tiles_n) * (2u * WG / tpc) + 2u * (lid / tpc);
-  let n1 = min(n + 1u, params.n - 1u);  // a missing second column repeats the first
-  let t = lid % tpc;
+  let n0 = (wg % params.tiles_n) * (C * WG / lanes) + C * (lid / lanes);
+  let t = lid % lanes;
   let chunks = params.k >> 5u;
-  var acc0 = vec4<f32>();  // column n, one sum per row
-  var acc1 = vec4<f32>();  // column n + 1
-  if (n < params.n) {
-    for (var c = t; c < chunks; c += tpc) {
-      let q0 = W[n * chunks + c];
-      let q1 = W[n1 * chunks + c];
+  // The group's columns; missing ones (past N) repeat the last and are not written.
+  let last = params.n - 1u;
+  let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
+  var acc = array<vec4<f32>, R>(vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>());  // [row][column]
+  if (n0 < params.n) {
+    for (var c = t; c < chunks; c += lanes) {
+      var q: array<vec4<u32>, C>;
+      for (var j = 0u; j < C; j++) { q[j] = W[cols[j] * chunks + c]; }
       let g = (c << 5u) >> params.group_shift;
-      var d0 = vec4<f32>();  // the group sums of column n, one per row, before the scale
-      var d1 = vec4<f32>();
-      for (var h = 0u; h < 4u; h++) {
-        let a = nibbles(q0[h]);
-        let b = nibbles(q1[h]);
-        for (var r = 0u; r < R; r++) {
-          if (r >= rows) { break; }
+      let s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
+                        scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
+      for (var r = 0u; r < R; r++) {
+        if (r >= rows) { break; }
+        var d = vec4<f32>();  // the chunk's sums per column, before the scale
+        for (var h = 0u; h < 4u; h++) {
           let xv = x8((m0 + r) * params.k + (c << 5u) + 8u * h);
-          d0[r] += dot(a[0], xv[0]) + dot(a[1], xv[1]);
-          d1[r] += dot(b[0], xv[0]) + dot(b[1], xv[1]);
+          for (var j = 0u; j < C; j++) {
+            let a = nibbles(q[j][h]);
+            d[j] += dot(a[0], xv[0]) + dot(a[1], xv[1]);
+          }
+        }
+        acc[r] += s * d;
+      }
+    }
+  }
+  for (var r = 0u; r < rows; r++) {
+    if (r > 0u) { workgroupBarrier(); }  // the previous row's reads of red are done
+    red[lid] = acc[r];
+    for (var s = lanes / 2u; s > 0u; s >>= 1u) {
+      workgroupBarrier();
+      if (t < s) { red[lid] += red[lid + s]; }
+    }
+    if (t == 0u && n0 < params.n) {
+      // red[lid] was written last by this invocation; columns past N (clamped) are not written.
+      let v = red[lid] + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
+      if ((params.flags & SWIGLU) != 0u) {
+        // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
+        let j = n0 / 2u;
+        let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
+        if ((params.flags & OUT_F16) != 0u) {
+          put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
+        } else {
+          put(m0 + r, j, y.x);
+          if (n0 + 2u < params.n) { put(m0 + r, j + 1u, y.y); }
+        }
+      } else if ((params.flags & OUT_F16) != 0u) {
+        // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
+        put2(m0 + r, n0, v.xy);
+        if (n0 + 2u < params.n) { put2(m0 + r, n0 + 2u, v.zw); }
+      } else {
+        for (var j = 0u; j < C; j++) {
+          if (n0 + j < params.n) { put(m0 + r, n0 + j, v[j]); }
         }
       }
-      acc0 += scale(n * params.groups + g) * d0;
-      acc1 += scale(n1 * params.groups + g) * d1;
-    }
-  }
-  red[lid] = array<vec4<f32>, 2>(acc0, acc1);
-  for (var s = tpc / 2u; s > 0u; s >>= 1u) {
-    workgroupBarrier();
-    if (t < s) {
-      red[lid][0] += red[lid + s][0];
-      red[lid][1] += red[lid + s][1];
-    }
-  }
-  if (t != 0u || n >= params.n) { return; }
-  let sums = red[lid];  // written last by this invocation
-  for (var r = 0u; r < rows; r++) {
-    let v0 = sums[0][r] + bias(n);
-    if ((params.flags & OUT_F16) != 0u) {
-      put2(m0 + r, n, vec2<f32>(v0, sums[1][r] + bias(n + 1u)));  // N even: n + 1 exists
-    } else {
-      put(m0 + r, n, v0);
-      if (n + 1u < params.n) { put(m0 + r, n + 1u, sums[1][r] + bias(n + 1u)); }
     }
   }
 }

@@ -1,5 +1,5 @@
 // The quantized family: q4gsw routes for linear and embedding (ahead of linalg's dense ones,
-// which reject q4gsw), and linear_qkv for q4gsw, f32 and f16 weights. Host quantization is in
+// which reject q4gsw), and linear_qkv and linear_swiglu for q4gsw, f32 and f16 weights. Host quantization is in
 // quantize.h.
 #include "ops/families.h"
 #include "ops/quant/quant_routes.h"
@@ -7,9 +7,10 @@
 namespace wgx::ops {
 
 void register_quant(runtime::KernelRegistry& registry) {
-  registry.prepend_routes("linear", quant::product_routes(false));
+  registry.prepend_routes("linear", quant::product_routes("linear"));
   registry.prepend_routes("embedding", quant::embedding_routes());
-  registry.add({"linear_qkv", quant::product_routes(true)});
+  registry.add({"linear_qkv", quant::product_routes("linear_qkv")});
+  registry.add({"linear_swiglu", quant::product_routes("linear_swiglu")});
 }
 
 }  // namespace wgx::ops

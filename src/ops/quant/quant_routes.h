@@ -10,10 +10,10 @@
 
 namespace wgx::ops::quant {
 
-// linear (qkv = false) or linear_qkv (true). linear: q4_gemv, q4_bk64, q4_bk32 (q4gsw weights
-// only: linalg's routes take the dense ones). linear_qkv: those, then gemv and tiled for f32 and
-// f16 weights.
-std::vector<runtime::Route> product_routes(bool qkv);
+// linear, linear_qkv or linear_swiglu. linear: q4_gemv, q4_bk64, q4_bk32 (q4gsw weights only:
+// linalg's routes take the dense ones). linear_qkv and linear_swiglu: those, then gemv and tiled
+// for f32 and f16 weights.
+std::vector<runtime::Route> product_routes(const std::string& op);
 // embedding with a q4gsw table: q4_gather.
 std::vector<runtime::Route> embedding_routes();
 
@@ -30,6 +30,11 @@ Q4Params q4_params(const runtime::NodeContext& ctx, size_t input);
 // "" when the device runs 256 invocations per workgroup with `storage` bytes of workgroup memory
 // and `buffers` storage buffers per stage; otherwise what is missing.
 std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint64_t storage);
+
+// The pipeline of one of the family's variants, after the WGSL the templates share
+// (f16_word from ops::kF16PackWgsl, silu from ops::kSiluWgsl).
+const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& variant,
+                                 std::vector<gpu::Binding> bindings);
 
 // A runtime option's value, or "".
 std::string option(const runtime::NodeContext& ctx, const char* name);

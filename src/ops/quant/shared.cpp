@@ -2,6 +2,9 @@
 
 #include "ops/quant/quant_routes.h"
 
+#include "ops/common.h"
+#include "shaders/quant_shaders.h"
+
 namespace wgx::ops::quant {
 
 Q4Params q4_params(const runtime::NodeContext& ctx, size_t input) {
@@ -29,6 +32,12 @@ std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint
     return "needs " + std::to_string(buffers) + " storage buffers per stage";
   }
   return "";
+}
+
+const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& variant,
+                                 std::vector<gpu::Binding> bindings) {
+  return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
+                        std::string(kF16PackWgsl) + kSiluWgsl);
 }
 
 std::string option(const runtime::NodeContext& ctx, const char* name) {

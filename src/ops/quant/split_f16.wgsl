@@ -25,7 +25,7 @@ fn pair(word: u32, first: u32, width: u32) -> u32 {
     let e = 2u * word + c;
     if (e < params.m * width) { v[c] = bitcast<f32>(In[(e / width) * params.n + first + e % width]); }
   }
-  return pack2x16float(v);
+  return f16_word(v);
 }
 
 @compute @workgroup_size(256)

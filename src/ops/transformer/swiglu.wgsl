@@ -1,4 +1,4 @@
-// out = silu(gate) * up elementwise, computed in f32. One invocation writes one 32-bit word of
+// out = silu(gate) * up elementwise (silu: ops::kSiluWgsl), computed in f32. One invocation writes one 32-bit word of
 // the output ({{per_word}} elements), so packed f16 outputs never race; the tail is zero.
 struct Params {
   numel: u32,
@@ -15,13 +15,6 @@ const WG = {{workgroup_size}}u;
 const PW = {{per_word}}u;
 
 fn unpack(w: u32, i: u32) -> f32 { return {{unpack}}; }
-
-// x * sigmoid(x) with exp of a non-positive argument only, so nothing overflows.
-fn silu(x: f32) -> f32 {
-  let e = exp(-abs(x));
-  let s = 1.0 / (1.0 + e);
-  return x * select(e * s, s, x >= 0.0);
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

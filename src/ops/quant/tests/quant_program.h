@@ -9,7 +9,7 @@ namespace wgx::runtime::testing {
 
 using graph::GraphBuilder;
 
-// A linear or linear_qkv node.
+// A linear, linear_qkv or linear_swiglu node.
 struct ProductSpec {
   std::string name;
   int64_t m = 1, n = 1, k = 1;  // m: rows of x (the max when symbolic)
@@ -21,7 +21,23 @@ struct ProductSpec {
   const char* route = "";
   bool symbolic = false;  // M is a SymInt in [1, m]
   bool batched = false;   // x is [1, M, K] (leading dims flatten into M)
+  bool swiglu = false;    // linear_swiglu: N / 2 outputs from interleaved gate/up rows
 };
+
+// silu(gate) * up for every interleaved pair of `all`'s columns (m rows of n), in double. The
+// magnitude bounds the propagated product error: |d silu| <= 1.1 and |silu(g)| <= |g|, plus the
+// result itself for silu's own rounding.
+inline Reference swiglu_reference(const Reference& all, int64_t m, int64_t n) {
+  Reference r;
+  for (int64_t i = 0; i < m * n / 2; ++i) {
+    const double g = all.values[2 * i], u = all.values[2 * i + 1];
+    const double y = g / (1 + std::exp(-g)) * u;
+    r.values.push_back(y);
+    r.magnitude.push_back(1.1 * std::abs(u) * all.magnitude[2 * i] + std::abs(g) * all.magnitude[2 * i + 1] +
+                          std::abs(y));
+  }
+  return r;
+}
 
 class Products {
  public:
@@ -39,7 +55,7 @@ class Products {
       in.push_back(b.constant(s.name + ".b", s.x, {s.n}, node.bias.bytes));
     }
     if (s.splits.empty()) {
-      b.output(s.name + ".y", b.op1("linear", in));
+      b.output(s.name + ".y", b.op1(s.swiglu ? "linear_swiglu" : "linear", in));
     } else {
       const auto outs = b.op("linear_qkv", in, {{"splits", s.splits}});
       for (size_t i = 0; i < 3; ++i) b.output(s.name + "." + kParts[i], outs[i]);
@@ -60,15 +76,17 @@ class Products {
     SCOPED_TRACE(name + " M=" + std::to_string(nodes_.at(name).m));
     const Node& node = nodes_.at(name);
     const ProductSpec& s = node.spec;
-    const Reference all = linear_dots(node.x.values, node.m, s.k, node.w.values, s.n, node.bias.values);
-    const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{s.n} : s.splits;
+    Reference all = linear_dots(node.x.values, node.m, s.k, node.w.values, s.n, node.bias.values);
+    const int64_t n = s.swiglu ? s.n / 2 : s.n;  // columns of the output
+    if (s.swiglu) all = swiglu_reference(all, node.m, s.n);
+    const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{n} : s.splits;
     int64_t first = 0;
     for (size_t part = 0; part < widths.size(); ++part) {
       Reference want;  // the columns [first, first + width) of every row
       for (int64_t i = 0; i < node.m; ++i) {
         for (int64_t j = first; j < first + widths[part]; ++j) {
-          want.values.push_back(all.values[i * s.n + j]);
-          want.magnitude.push_back(all.magnitude[i * s.n + j]);
+          want.values.push_back(all.values[i * n + j]);
+          want.magnitude.push_back(all.magnitude[i * n + j]);
         }
       }
       const std::string out = s.name + "." + (s.splits.empty() ? "y" : kParts[part]);
@@ -205,6 +223,15 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"qkv_d4_x16", 4, 32, 40, 0, f32, f16, true, {16, 8, 8}, "gemv"},
       {"qkv_d37", 37, 23, 113, 0, f32, f32, true, {11, 5, 7}, "tiled"},
       {"qkv_d37_x16", 37, 41, 113, 0, f32, f16, false, {11, 13, 17}, "tiled"},  // odd: scratch + pack
+      // linear_swiglu (N: interleaved gate/up rows, N / 2 outputs)
+      {"sw_g1", 1, 38, 64, 32, f32, f32, true, {}, "q4_gemv", false, false, true},        // in the epilogue
+      {"sw_g3_x16", 3, 44, 128, 64, f16, f16, true, {}, "q4_gemv", false, false, true},   // f16 pairs
+      {"sw_g2_x16_odd", 2, 26, 96, 32, f32, f16, false, {}, "q4_gemv", false, false, true},  // scratch + pass
+      {"sw_t37", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk64", false, false, true},     // scratch + pass
+      {"sw_f5_x16", 5, 22, 96, 32, f16, f16, false, {}, "q4_bk32", false, false, true},
+      {"sw_sym", 37, 46, 128, 64, f32, f16, true, {}, "q4_bk64", true, true, true},       // gemv at M <= 4
+      {"sw_d3", 3, 20, 37, 0, f32, f32, true, {}, "gemv", false, false, true},
+      {"sw_d37_x16", 37, 26, 40, 0, f32, f16, false, {}, "tiled", false, false, true},
   };
   return specs;
 }

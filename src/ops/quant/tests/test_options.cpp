@@ -1,4 +1,4 @@
-// The quant_gemv_tpc option (lanes per column pair in the gemv kernels, for tuning): the extremes
+// The quant_gemv_tpc option (lanes per column pair or group in the gemv kernels, for tuning): the extremes
 // give the same results, and a bad value is a build error that names the option.
 #include "quant_program.h"
 
@@ -9,7 +9,7 @@ using graph::DType;
 using testing::Products;
 
 TEST(QuantOptions, GemvLaneCountsGiveTheSameResults) {
-  for (const char* tpc : {"1", "128"}) {
+  for (const char* tpc : {"1", "128", "256"}) {
     SCOPED_TRACE(tpc);
     graph::GraphBuilder b;
     Products p;

@@ -14,9 +14,10 @@ TEST(QuantProducts, EveryNodeMatchesTheDequantizedReference) {
   for (const std::string& name : s.products.names()) s.products.set(*s.prog, name, s.products.spec(name).m);
   s.prog->execute();
   for (const std::string& name : s.products.names()) s.products.verify(*s.prog, name);
-  // One dispatch per node; the four f16 nodes with an odd output width add a pack pass each.
+  // One dispatch per node; the four f16 nodes with an odd output width add a pack pass each, and
+  // the six linear_swiglu nodes whose kernel writes f32 scratch add the swiglu pass.
   EXPECT_EQ(s.prog->dispatches_per_execute(),
-            testing::product_specs().size() + testing::embedding_specs().size() + 4);
+            testing::product_specs().size() + testing::embedding_specs().size() + 4 + 6);
 }
 
 TEST(QuantProducts, RoutesDeclineForTheirGuards) {
@@ -36,12 +37,28 @@ TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
   // decode again; every resize recomputes params and dispatch sizes.
   testing::Shared& s = shared();
   for (int64_t m : {1, 37, 1, 5, 4, 2}) {
-    s.products.set(*s.prog, "sym", m);
-    s.products.set(*s.prog, "sym_x16", m);
+    for (const char* name : {"sym", "sym_x16", "sw_sym"}) s.products.set(*s.prog, name, m);
     s.prog->execute();
-    s.products.verify(*s.prog, "sym");
-    s.products.verify(*s.prog, "sym_x16");
+    for (const char* name : {"sym", "sym_x16", "sw_sym"}) s.products.verify(*s.prog, name);
   }
+}
+
+TEST(QuantProducts, SwigluBoundRejectsSwappedGateAndUp) {
+  // Negative control: silu(up) * gate, as a kernel pairing the columns the wrong way round would
+  // compute, is outside the bound of the correct output.
+  testing::Shared& s = shared();
+  const testing::ProductSpec& p = s.products.spec("sw_g1");
+  s.products.set(*s.prog, "sw_g1", 1);
+  s.prog->execute();
+  s.products.verify(*s.prog, "sw_g1");
+  testing::Reference all = testing::linear_dots(s.products.x("sw_g1").values, 1, p.k, s.products.weight("sw_g1").values,
+                                                p.n, s.products.bias("sw_g1").values);
+  for (int64_t j = 0; j < p.n; j += 2) {
+    std::swap(all.values[j], all.values[j + 1]);
+    std::swap(all.magnitude[j], all.magnitude[j + 1]);
+  }
+  const testing::Reference swapped = testing::swiglu_reference(all, 1, p.n);
+  EXPECT_FALSE(testing::within_bound(s.prog->read_f32("sw_g1.y"), swapped, p.k, false));
 }
 
 TEST(QuantProducts, BoundRejectsAnOffByOneDecoding) {
