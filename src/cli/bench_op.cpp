@@ -14,7 +14,6 @@ int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& ar
   std::string filter = ".*";
   int iterations = 20;
   bool json = false;
-  runtime::RuntimeOptions options;  // added to every case's own options (tuning sweeps)
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--filter" && i + 1 < args.size()) {
       filter = args[++i];
@@ -22,16 +21,10 @@ int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& ar
       iterations = std::max(1, std::stoi(args[++i]));
     } else if (args[i] == "--json") {
       json = true;
-    } else if (args[i] == "--option" && i + 1 < args.size()) {
-      const std::string& kv = args[++i];
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        throw std::invalid_argument("bench-op: --option takes NAME=VALUE, got '" + kv + "'");
-      }
-      options[kv.substr(0, eq)] = kv.substr(eq + 1);
+
     } else {
       throw std::invalid_argument("bench-op: unknown argument '" + args[i] +
-                                  "' (usage: wgx bench-op [--filter REGEX] [--iters N] [--option NAME=VALUE]... [--json])");
+                                  "' (usage: wgx bench-op [--filter REGEX] [--iters N] [--json])");
     }
   }
   const std::regex re(filter);
@@ -49,7 +42,7 @@ int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& ar
   bool first = true;
   for (bench::OpCase c : bench::model_cases()) {
     if (!std::regex_search(c.name, re)) continue;
-    for (const auto& [name, value] : options) c.options[name] = value;
+    for (const auto& [name, value] : global.program) c.options[name] = value;  // tuning sweeps
     bench::OpResult r;
     try {
       r = bench::run_case(ctx, c, iterations);

@@ -5,12 +5,15 @@
 #include <vector>
 
 #include "gpu/context.h"
+#include "runtime/op_kernel.h"
 
 namespace wgx::cli {
 
-// Options every subcommand accepts (they configure the GPU context).
+// Options every subcommand accepts: the GPU context, and runtime options (route and kernel
+// tuning: sdpa_query_tile, quant_gemv_tpc, ...) for every program the command builds.
 struct GlobalOptions {
   gpu::ContextOptions context = gpu::ContextOptions::from_env();
+  runtime::RuntimeOptions program;
 };
 
 int run_info(const GlobalOptions& global, const std::vector<std::string>& args);

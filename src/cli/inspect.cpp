@@ -37,7 +37,7 @@ int run_inspect(const GlobalOptions& global, const std::vector<std::string>& arg
   }
   gpu::Context ctx(global.context);
   std::printf("adapter      %s (%s)\n", ctx.adapter().device.c_str(), ctx.adapter().backend.c_str());
-  runtime::Program program(ctx, file.graph(), file.weights());
+  runtime::Program program(ctx, file.graph(), file.weights(), global.program);
   std::fputs(program.describe().c_str(), stdout);
   if (why) {
     for (const runtime::RouteChoice& r : program.routes()) {

@@ -243,11 +243,11 @@ LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool 
   m.config = built.config;
   m.limits = llm::model_limits(built.graph);
   if (keep_built) {
-    m.program = std::make_unique<runtime::Program>(*m.gpu, built.graph, built.weights);
+    m.program = std::make_unique<runtime::Program>(*m.gpu, built.graph, built.weights, global.program);
     m.built = std::move(built);
     if (file) m.wgx_file = std::move(file->file);
   } else {
-    m.program = std::make_unique<runtime::Program>(*m.gpu, std::move(built.graph), built.weights);
+    m.program = std::make_unique<runtime::Program>(*m.gpu, std::move(built.graph), built.weights, global.program);
   }
   m.eos_ids = m.config.eos_token_ids;
   if (const auto eos = m.tokenizer ? m.tokenizer->special_tokens().eos : std::nullopt;

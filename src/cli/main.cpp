@@ -23,7 +23,7 @@ commands:
   tokenize      text -> token ids with a Hugging Face tokenizer.json, or --decode ids -> text
                 (--model PATH: the file, a model folder or a .wgx)
   bench-op      times single ops at Llama-3.2-1B / Qwen3-0.6B shapes on the GPU
-                ([--filter REGEX] [--iters N] [--option NAME=VALUE] [--json])
+                ([--filter REGEX] [--iters N] [--json])
   convert       a Hugging Face model folder -> one .wgx file that run, chat and bench load by
                 memory mapping (DIR -o OUT.wgx [--weights q4|f16|f32] [--ctx N] [--kv f16|f32])
   run           generates text from a prompt with a model folder or .wgx file, streamed
@@ -37,6 +37,8 @@ global options:
                 auto takes a real GPU when the Vulkan loader finds one, else SwiftShader (CPU).
   --toggles L   Dawn device toggles, comma-separated; "-name" disables one
                 (default: $WGX_TOGGLES), e.g. skip_validation,disable_robustness
+  --option N=V  a runtime option for every program built (route and kernel tuning, e.g.
+                quant_gemv_tpc=32, sdpa_query_tile=32); repeatable
   -h, --help    this text
   --version     the wgx version
 )";
@@ -66,6 +68,11 @@ int main(int argc, char** argv) {
         global.context.adapter = gpu::parse_adapter_choice(value("--adapter"));
       } else if (arg == "--toggles") {
         global.context.add_toggles(value("--toggles"));
+      } else if (arg == "--option") {
+        const std::string kv = value("--option");
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--option takes NAME=VALUE, got '" + kv + "'");
+        global.program[kv.substr(0, eq)] = kv.substr(eq + 1);
       } else if (arg.rfind("-", 0) == 0) {
         throw std::invalid_argument("unknown option '" + arg + "' (see wgx --help)");
       } else {

@@ -22,7 +22,19 @@ std::string dtype_label(DType d) {
 }
 
 std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude) {
-  return std::string(gpu::kLinearWorkgroupWgsl) + std::string(prelude) + std::string(variant.wgsl);
+  // Directives (enable, requires, diagnostic) must come before any declaration: the variant's
+  // lines that start with one go first.
+  std::string directives, body;
+  std::string_view rest = variant.wgsl;
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
+    const bool directive = line.starts_with("enable ") || line.starts_with("requires ") || line.starts_with("diagnostic(");
+    (directive ? directives : body) += line;
+    rest.remove_prefix(line.size());
+  }
+  if (!directives.empty() && directives.back() != '\n') directives += '\n';
+  return directives + std::string(gpu::kLinearWorkgroupWgsl) + std::string(prelude) + body;
 }
 
 const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,

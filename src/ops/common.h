@@ -42,8 +42,9 @@ fn silu(x: f32) -> f32 {
 }
 )";
 
-// A variant's full WGSL: wgx_workgroup_index (gpu::kLinearWorkgroupWgsl), then `prelude` (WGSL
-// the family's templates call, e.g. kF16PackWgsl), then the variant.
+// A variant's full WGSL: the variant's directive lines (enable, requires, diagnostic), then
+// wgx_workgroup_index (gpu::kLinearWorkgroupWgsl), then `prelude` (WGSL the family's templates
+// call, e.g. kF16PackWgsl), then the rest of the variant.
 std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude = {});
 
 // The pipeline for one generated variant (compiled once per program), from variant_source.

@@ -108,11 +108,26 @@ uint64_t rows_now(const NodeContext& ctx) {
   return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
 }
 
+// q4_gemv's reduction: "wg" (workgroup memory) by default, or with the quant_gemv_reduce option
+// "sg" (one subgroup per column group, subgroupAdd), which needs subgroups of one fixed size that
+// divides the workgroup (the host lays out the columns by it; without them "sg" is a build error
+// that says so). On the H200 "wg" is the faster (PERFORMANCE.md).
+bool subgroups_fixed(const NodeContext& ctx) {
+  const gpu::AdapterDescription& a = ctx.gpu().adapter();
+  return ctx.gpu().features().subgroups && a.subgroup_min_size > 0 && a.subgroup_min_size == a.subgroup_max_size &&
+         kWorkgroup % a.subgroup_min_size == 0;
+}
+bool subgroup_reduce(const NodeContext& ctx) {
+  const std::string o = option(ctx, "quant_gemv_reduce");
+  return o == "sg";
+}
+
 // Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
-// each row per lane; q4, one 32-element chunk per lane, at most 64 lanes (shorter reductions, and
-// four groups per workgroup keep N / 16 workgroups in flight). The quant_gemv_tpc option
-// overrides it (tuning).
+// each row per lane; q4, the subgroup size with the subgroup reduction, else one 32-element
+// chunk per lane, at most 64 lanes (shorter reductions, and four groups per workgroup keep N / 16
+// workgroups in flight). The quant_gemv_tpc option overrides the workgroup reductions' (tuning).
 uint32_t lanes(const NodeContext& ctx, const Facts& f) {
+  if (f.q4 && subgroup_reduce(ctx)) return ctx.gpu().adapter().subgroup_min_size;
   if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
     const auto v = static_cast<uint32_t>(std::stoul(o));
     return f.q4 ? v : std::min<uint32_t>(v, 128);
@@ -121,7 +136,23 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f) {
   return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, f.q4 ? 64 : 128)));
 }
 
+// q4_gemv's chunks per lane loaded at once: 1, or 2 or 4 by the quant_gemv_unroll option (tuning:
+// on the H200 more registers per lane cost more than the extra bytes in flight gain).
+uint32_t unroll(const NodeContext& ctx) {
+  const std::string o = option(ctx, "quant_gemv_unroll");
+  return o.empty() ? 1 : static_cast<uint32_t>(std::stoul(o));
+}
+
 std::string check_tpc_option(const NodeContext& ctx) {
+  const std::string reduce = option(ctx, "quant_gemv_reduce");
+  if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
+    return "the quant_gemv_reduce option is '" + reduce + "', not sg or wg";
+  }
+  if (reduce == "sg" && !subgroups_fixed(ctx)) {
+    return "the quant_gemv_reduce option asks for sg, but this device has no subgroups of one fixed size dividing 256";
+  }
+  const std::string u = option(ctx, "quant_gemv_unroll");
+  if (!u.empty() && u != "1" && u != "2" && u != "4") return "the quant_gemv_unroll option is '" + u + "', not 1, 2 or 4";
   const std::string o = option(ctx, "quant_gemv_tpc");
   if (o.empty()) return "";
   for (int v = 1; v <= 256; v *= 2) {
@@ -157,7 +188,10 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
 
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f) {
   std::string name = info(k).variant_prefix;
-  if (k == Kernel::Q4Gemv) name += f.f16 ? "f16" : "f32";
+  if (k == Kernel::Q4Gemv) {
+    name += std::string(f.f16 ? "f16" : "f32") + (subgroup_reduce(ctx) ? ".sg" : ".wg") + ".u" +
+            std::to_string(unroll(ctx));
+  }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
     b.push_back(i + 3 < info(k).buffers ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);

@@ -1,12 +1,14 @@
+{{directives}}
 // y = x @ W^T (+ bias) for few rows of x (decode), W in q4gsw: the weights are read once for up to
 // R rows of x. A row of W is K/32 vec4<u32>s, each holding 32 nibbles (one group of 32, or part
-// of a larger group). The workgroup's lanes form WG / L groups of L lanes (L = params.tpc, a power
-// of two); a group owns C neighbouring columns and lane t of it takes the vec4s t, t + L, ... of
-// each of them: the group's lanes read contiguous runs of every row, and every x value a lane
-// loads serves C columns. Each vec4's sum of (nibble - 8) * x is taken in f32 and scaled once (a
-// vec4 lies within one group); the L partial sums of a column are then reduced in workgroup
-// memory (4 KiB), one row of x at a time. Output columns are split into up to three tensors
-// (linear_qkv), or neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
+// of a larger group). The workgroup's lanes form WG / L groups of L lanes; a group owns C
+// neighbouring columns and lane t of it takes the vec4s t, t + L, ... of each of them: the
+// group's lanes read contiguous runs of every row, and every x value a lane loads serves C
+// columns. Each vec4's sum of (nibble - 8) * x is taken in f32 and scaled once (a vec4 lies
+// within one group; a lane loads U chunks of its columns before it uses them, so more bytes are
+// in flight); the L partial sums of a column are then reduced one row of x at a time:
+// {{reduction_doc}}. Output columns are split into up to three tensors (linear_qkv), or
+// neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
 struct Params {
   m: u32,
   n: u32,
@@ -15,7 +17,7 @@ struct Params {
   split0: u32,       // columns [0, split0) go to Out0, [split0, split1) to Out1, the rest to Out2
   split1: u32,
   tiles_n: u32,      // column blocks: ceil(N / (C * WG / L))
-  tpc: u32,          // L: lanes per column group, a power of two, at most WG
+  tpc: u32,          // L for the workgroup reduction: a power of two, at most WG
   scale_base: u32,   // the first scale's word in S
   group_shift: u32,  // log2(group size)
   groups: u32,       // groups per row: K / group size
@@ -33,12 +35,13 @@ struct Params {
 const WG = 256u;
 const R = 4u;  // rows of x per workgroup
 const C = 4u;  // columns per lane group
+const U = {{unroll}}u;  // chunks per lane loaded at once
 const BIAS = 1u;
 const SCALE_F16 = 2u;
 const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
 const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
 
-var<workgroup> red: array<vec4<f32>, WG>;
+{{workgroup_vars}}
 
 // Elements e..e+7 of x, e a multiple of 8 (rows of x are K long, a multiple of 32).
 fn x8(e: u32) -> array<vec4<f32>, 2> {
@@ -55,12 +58,18 @@ fn scale(i: u32) -> f32 {
   return bitcast<f32>(S[params.scale_base + i]);
 }
 
-// The 8 weights of a packed word without their scale, elements 0-3 and 4-7.
+// The 8 weights of a packed word without their scale, elements 0-3 and 4-7, each times 2^s for
+// its nibble's place s in its half-word (0, 4, 8, 12): nibble q at place s, masked in place and
+// put under the exponent of 2^23, is the float 2^23 + q * 2^s, so one subtraction leaves
+// (q - 8) * 2^s exactly, with no integer-to-float conversion (a slow instruction on GPUs). The
+// caller multiplies by x * 2^-s (kPlace), which is exact too.
+const kMask = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
+const kMagic = vec4<u32>(0x4b000000u);
+const kOffset = vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);  // 2^23 + 8 * 2^s
+const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
 fn nibbles(w: u32) -> array<vec4<f32>, 2> {
-  let v = vec4<u32>(w);
-  let mask = vec4<u32>(15u);
-  return array<vec4<f32>, 2>(vec4<f32>((v >> vec4<u32>(0u, 4u, 8u, 12u)) & mask) - 8.0,
-                             vec4<f32>((v >> vec4<u32>(16u, 20u, 24u, 28u)) & mask) - 8.0);
+  return array<vec4<f32>, 2>(bitcast<vec4<f32>>((vec4<u32>(w) & kMask) | kMagic) - kOffset,
+                             bitcast<vec4<f32>>((vec4<u32>(w >> 16u) & kMask) | kMagic) - kOffset);
 }
 
 fn put(m: u32, n: u32, v: f32) {
@@ -87,67 +96,77 @@ fn put2(m: u32, n: u32, v: vec2<f32>) {
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32{{builtins}}) {
   let wg = wgx_workgroup_index(wid, nwg);
-  let lanes = params.tpc;
   let m0 = (wg / params.tiles_n) * R;
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
-  let n0 = (wg % params.tiles_n) * (C * WG / lanes) + C * (lid / lanes);
-  let t = lid % lanes;
+  {{lane_groups}}
+  let n0 = (wg % params.tiles_n) * (C * WG / lanes) + C * group;
   let chunks = params.k >> 5u;
   // The group's columns; missing ones (past N) repeat the last and are not written.
   let last = params.n - 1u;
   let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
   var acc = array<vec4<f32>, R>(vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>());  // [row][column]
   if (n0 < params.n) {
-    for (var c = t; c < chunks; c += lanes) {
-      var q: array<vec4<u32>, C>;
-      for (var j = 0u; j < C; j++) { q[j] = W[cols[j] * chunks + c]; }
-      let g = (c << 5u) >> params.group_shift;
-      let s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
-                        scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
-      for (var r = 0u; r < R; r++) {
-        if (r >= rows) { break; }
-        var d = vec4<f32>();  // the chunk's sums per column, before the scale
-        for (var h = 0u; h < 4u; h++) {
-          let xv = x8((m0 + r) * params.k + (c << 5u) + 8u * h);
-          for (var j = 0u; j < C; j++) {
-            let a = nibbles(q[j][h]);
-            d[j] += dot(a[0], xv[0]) + dot(a[1], xv[1]);
+    // U chunks per lane and step, all loaded before any is used (more bytes in flight); a chunk
+    // past K repeats the last one and is skipped.
+    for (var c0 = t; c0 < chunks; c0 += U * lanes) {
+      var q: array<array<vec4<u32>, C>, U>;
+      var s: array<vec4<f32>, U>;
+      for (var u = 0u; u < U; u++) {
+        let c = min(c0 + u * lanes, chunks - 1u);
+        for (var j = 0u; j < C; j++) { q[u][j] = W[cols[j] * chunks + c]; }
+        let g = (c << 5u) >> params.group_shift;
+        s[u] = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
+                         scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
+      }
+      // Constant trip counts and no early exits: the loops unroll and the arrays stay in
+      // registers (a dynamic index would put them in slow per-invocation memory).
+      for (var u = 0u; u < U; u++) {
+        let c = c0 + u * lanes;
+        for (var r = 0u; r < R; r++) {
+          if (c < chunks && r < rows) {
+            var d = vec4<f32>();  // the chunk's sums per column, before the scale
+            for (var h = 0u; h < 4u; h++) {
+              let xv = x8((m0 + r) * params.k + (c << 5u) + 8u * h);
+              let x0 = xv[0] * kPlace;
+              let x1 = xv[1] * kPlace;
+              for (var j = 0u; j < C; j++) {
+                let a = nibbles(q[u][j][h]);
+                d[j] += dot(a[0], x0) + dot(a[1], x1);
+              }
+            }
+            acc[r] += s[u] * d;
           }
         }
-        acc[r] += s * d;
       }
     }
   }
-  for (var r = 0u; r < rows; r++) {
-    if (r > 0u) { workgroupBarrier(); }  // the previous row's reads of red are done
-    red[lid] = acc[r];
-    for (var s = lanes / 2u; s > 0u; s >>= 1u) {
-      workgroupBarrier();
-      if (t < s) { red[lid] += red[lid + s]; }
-    }
-    if (t == 0u && n0 < params.n) {
-      // red[lid] was written last by this invocation; columns past N (clamped) are not written.
-      let v = red[lid] + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
-      if ((params.flags & SWIGLU) != 0u) {
-        // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
-        let j = n0 / 2u;
-        let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
-        if ((params.flags & OUT_F16) != 0u) {
-          put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
+  for (var r = 0u; r < R; r++) {
+    if (r < rows) {
+      {{reduce}}
+      if (t == 0u && n0 < params.n) {
+        // Columns past N (clamped) are not written.
+        let v = sum + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
+        if ((params.flags & SWIGLU) != 0u) {
+          // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
+          let j = n0 / 2u;
+          let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
+          if ((params.flags & OUT_F16) != 0u) {
+            put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
+          } else {
+            put(m0 + r, j, y.x);
+            if (n0 + 2u < params.n) { put(m0 + r, j + 1u, y.y); }
+          }
+        } else if ((params.flags & OUT_F16) != 0u) {
+          // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
+          put2(m0 + r, n0, v.xy);
+          if (n0 + 2u < params.n) { put2(m0 + r, n0 + 2u, v.zw); }
         } else {
-          put(m0 + r, j, y.x);
-          if (n0 + 2u < params.n) { put(m0 + r, j + 1u, y.y); }
-        }
-      } else if ((params.flags & OUT_F16) != 0u) {
-        // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
-        put2(m0 + r, n0, v.xy);
-        if (n0 + 2u < params.n) { put2(m0 + r, n0 + 2u, v.zw); }
-      } else {
-        for (var j = 0u; j < C; j++) {
-          if (n0 + j < params.n) { put(m0 + r, n0 + j, v[j]); }
+          for (var j = 0u; j < C; j++) {
+            if (n0 + j < params.n) { put(m0 + r, n0 + j, v[j]); }
+          }
         }
       }
     }
