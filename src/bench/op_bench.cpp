@@ -108,6 +108,21 @@ OpCase qkv_q4_case(const Geometry& g, int64_t m) {
   return c;
 }
 
+// The MLP's gate and up projections in one linear_swiglu node (interleaved rows, 2 * ffn of them).
+OpCase swiglu_q4_case(const Geometry& g, int64_t m) {
+  OpCase c;
+  c.family = "linear";
+  c.name = std::string("linear_swiglu.q4 ") + g.name + " M=" + std::to_string(m);
+  const int64_t k = g.hidden, n = 2 * g.ffn;
+  c.build = [=](GraphBuilder& b) {
+    auto x = b.input("x", DType::f32, {m, k});
+    b.output("y", b.op1("linear_swiglu", {x, q4_weight(b, "w", n, k, 3)}));
+  };
+  c.bytes = q4_bytes(n, k) + 4.0 * (static_cast<double>(m) * k + static_cast<double>(m) * g.ffn);
+  c.flops = 2.0 * static_cast<double>(m) * k * n;
+  return c;
+}
+
 OpCase add_case(const Geometry& g, int64_t m) {
   OpCase c;
   c.family = "elementwise";
@@ -150,6 +165,51 @@ OpCase sdpa_case(const Geometry& g, int64_t s, int64_t context, const char* quer
   if (query_tile) c.options["sdpa_query_tile"] = query_tile;
   c.bytes = 2.0 * 2.0 * static_cast<double>(hkv * context * d) + 8.0 * static_cast<double>(s * hq * d);
   c.flops = 4.0 * static_cast<double>(hq * d) * static_cast<double>(s) * static_cast<double>(context);
+  return c;
+}
+
+// A layer's attention prologue: rope on q and k (with the q/k norms, as Qwen3 has them, when
+// `qk_norm`) and M new rows written into half-size (f16) caches of 4096 rows; as one
+// rope_update_cache node, or (`chain`) as the rms_norm, rope and update_cache nodes it replaces.
+OpCase rope_cache_case(const Geometry& g, int64_t m, bool qk_norm, bool chain) {
+  OpCase c;
+  c.family = "rope_update_cache";
+  c.name = std::string(chain ? "rope_update_cache.chain" : "rope_update_cache") + ".f32.f16cache " + g.name +
+           (qk_norm ? " qk_norm" : "") + " M=" + std::to_string(m);
+  const int64_t max_seq = 4096, hq = g.heads, hkv = g.kv_heads, d = g.head_dim;
+  c.build = [=](GraphBuilder& b) {
+    const graph::ValueId pos = b.sym_value(b.sym("input_pos", 0, max_seq - m));
+    graph::ValueId q = b.input("q", DType::f32, {1, m, hq, d}), k = b.input("k", DType::f32, {1, m, hkv, d});
+    const graph::ValueId v = b.input("v", DType::f32, {1, m, hkv, d});
+    const graph::ValueId kc = b.mutable_buffer("k_cache", DType::f16, {1, hkv, max_seq, d});
+    const graph::ValueId vc = b.mutable_buffer("v_cache", DType::f16, {1, hkv, max_seq, d});
+    graph::ValueId qn = graph::kNoValue, kn = graph::kNoValue;
+    if (qk_norm) {
+      qn = b.constant("q_norm", DType::f32, {d}, random_f32(static_cast<size_t>(d), 4));
+      kn = b.constant("k_norm", DType::f32, {d}, random_f32(static_cast<size_t>(d), 5));
+    }
+    const graph::Attrs rope{{"theta", 500000.0}};
+    if (chain) {
+      if (qk_norm) {
+        q = b.op1("rms_norm", {q, qn});
+        k = b.op1("rms_norm", {k, kn});
+      }
+      b.output("q_rotated", b.op1("rope", {q, pos}, rope));
+      b.mutate(kc, b.op1("update_cache", {kc, b.op1("rope", {k, pos}, rope), pos}));
+      b.mutate(vc, b.op1("update_cache", {vc, v, pos}));
+      return;
+    }
+    std::vector<graph::ValueId> in = {q, k, v, kc, vc, pos};
+    if (qk_norm) in.insert(in.end(), {qn, kn});
+    auto outs = b.op("rope_update_cache", in, rope);
+    b.output("q_rotated", outs[0]);
+    b.mutate(kc, outs[1]);
+    b.mutate(vc, outs[2]);
+  };
+  c.syms = {{"input_pos", 100}};
+  const double q_elems = static_cast<double>(m * hq * d), kv_elems = static_cast<double>(m * hkv * d);
+  c.bytes = 4.0 * (q_elems + 2 * kv_elems) + 4.0 * q_elems + 2.0 * 2 * kv_elems;
+  c.flops = 8.0 * (q_elems + kv_elems);
   return c;
 }
 
@@ -198,9 +258,12 @@ std::vector<OpCase> model_cases() {
       cases.push_back(qkv_q4_case(g, m));
       cases.push_back(linear_q4_case(g, "o_proj", g.heads * g.head_dim, g.hidden, m));
       cases.push_back(linear_q4_case(g, "gate_proj", g.hidden, g.ffn, m));
+      cases.push_back(swiglu_q4_case(g, m));
       cases.push_back(linear_q4_case(g, "down_proj", g.ffn, g.hidden, m));
       if (m == 1) cases.push_back(linear_q4_case(g, "lm_head", g.hidden, g.vocab, m));  // last token only
       for (const char* op : {"rope", "swiglu", "add_rms_norm"}) cases.push_back(rows_case(g, op, m));
+      const bool qk_norm = std::string(g.name) == kQwen06B.name;
+      for (bool chain : {false, true}) cases.push_back(rope_cache_case(g, m, qk_norm, chain));
     }
     for (int64_t context : {128, 1024, 4096}) cases.push_back(sdpa_case(g, 1, context, nullptr));
     for (int64_t s : {128, 512}) {

@@ -5,9 +5,9 @@
 //   h, res   = rms_norm(x) (layer 0) | add_rms_norm(mlp_out, res)      input_layernorm
 //   q, k, v  = linear_qkv(h, [Wq; Wk; Wv])                              one product
 //   q, k, v  = reshape to [1, S, heads, head_dim]                       views
-//   q, k     = rms_norm(q; q_norm), rms_norm(k; k_norm)                 Qwen3 only
-//   q, k     = rope(q), rope(k)                                         rotate_half, llama3 scaling
-//   kc, vc   = update_cache(k_cache, k), update_cache(v_cache, v)       mutated back in place
+//   q, kc, vc = rope_update_cache(q, k, v, k_cache, v_cache[, q_norm, k_norm])   one dispatch:
+//              Qwen3's rms_norm of q and k (q_norm, k_norm), rope on both (rotate_half, llama3
+//              scaling), k and v written into the caches, which are mutated back in place
 //   a        = sdpa_with_kv_cache(q, kc, vc) -> reshape [1, S, heads * head_dim]
 //   h, res   = add_rms_norm(linear(a, Wo), res)                         post_attention_layernorm
 //   mlp_out  = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)

@@ -46,12 +46,14 @@ MemoryPlan plan_memory(const MemoryPlanInput& in) {
     bool in_place = p != graph::kNoIndex && !in.views[p] && plan.root[mu.value] == mu.value;
     if (in_place) {
       const graph::Node& n = g.nodes[p];
+      const auto out =
+          static_cast<size_t>(std::find(n.outputs.begin(), n.outputs.end(), mu.value) - n.outputs.begin());
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         if (plan.root[n.inputs[k]] != buf) continue;
-        // The node reads the buffer: only a kernel that updates input 0 where it lies may also
-        // write it (a dispatch cannot bind one buffer both read-only and writable).
-        const bool updates_it = in.in_place[p] && k == 0 && n.outputs[0] == mu.value &&
-                                g.type(n.inputs[0]) == g.type(mu.value);
+        // The node reads the buffer: only a kernel that updates this input where it lies, as the
+        // mutation's output, may also write it (a dispatch cannot bind one buffer both read-only
+        // and writable).
+        const bool updates_it = in.in_place[p].updates(k, out) && g.type(n.inputs[k]) == g.type(mu.value);
         if (!updates_it) in_place = false;
       }
       // A later node that reads the old contents through a view would see the new ones.

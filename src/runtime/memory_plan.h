@@ -8,7 +8,9 @@
 // read-only and the same input twice.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -18,11 +20,43 @@ namespace wgx::runtime {
 
 inline constexpr uint32_t kNoSlot = UINT32_MAX;
 
+// The inputs a node's kernel updates where they lie, each paired with the output that is that
+// storage: the kernel binds it once, read_write, as the output, and writes only what changes. A
+// mutation of the input's buffer by its paired output then needs no copy. `true` stands for
+// {input 0 -> output 0}, a single-output update such as update_cache; an op with several updated
+// buffers lists its pairs, e.g. InPlace{{3, 1}, {4, 2}}.
+class InPlace {
+ public:
+  struct Pair {
+    uint32_t input = 0;
+    uint32_t output = 0;
+  };
+
+  InPlace() = default;
+  template <std::same_as<bool> B>
+  InPlace(B input0_as_output0) {  // NOLINT: registrations read {op, routes, view, in_place}
+    if (input0_as_output0) pairs_.push_back({0, 0});
+  }
+  InPlace(std::initializer_list<Pair> pairs) : pairs_(pairs) {}
+
+  // Whether the kernel updates input `input` where it lies, as output `output`.
+  bool updates(size_t input, size_t output) const {
+    for (const Pair& p : pairs_) {
+      if (p.input == input && p.output == output) return true;
+    }
+    return false;
+  }
+  const std::vector<Pair>& pairs() const { return pairs_; }
+
+ private:
+  std::vector<Pair> pairs_;
+};
+
 struct MemoryPlanInput {
   const graph::Graph* graph = nullptr;
   std::vector<uint64_t> capacity;  // per value: bytes at max shape (0 for non-tensors)
   std::vector<bool> views;         // per node: output 0 shares input 0's storage
-  std::vector<bool> in_place;      // per node: the kernel updates input 0 where it lies (output 0)
+  std::vector<InPlace> in_place;   // per node: the inputs its kernel updates where they lie
 };
 
 struct MemoryPlan {

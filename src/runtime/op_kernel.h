@@ -17,6 +17,7 @@
 #include "gpu/kernel.h"
 #include "gpu/recorder.h"
 #include "graph/graph.h"
+#include "runtime/memory_plan.h"
 #include "runtime/storage.h"
 
 namespace wgx::runtime {
@@ -83,7 +84,9 @@ class NodeExec {
  public:
   virtual ~NodeExec() = default;
   // Recompute dispatch sizes and params for the current shapes and SymInts. Must write every
-  // param it uses (nothing is kept implicitly between resizes).
+  // param it uses (nothing is kept implicitly between resizes), and depend only on what the
+  // NodeContext shows of the node: the program calls it on the first execute of a shape class and
+  // then only when a SymInt in the node's input or output shapes, or a Sym input, has changed.
   virtual void resize(const NodeContext& ctx) = 0;
   virtual void record(gpu::Recorder& rec) = 0;
 };
@@ -100,9 +103,10 @@ struct OpKernels {
   std::vector<Route> routes;  // in preference order
   // A view: output 0 shares input 0's storage and nothing runs (reshape of a contiguous tensor).
   bool view = false;
-  // The kernel updates input 0 where it lies and output 0 is that storage (bound once,
-  // read_write): a mutation of input 0's buffer then needs no copy (cache updates).
-  bool in_place = false;
+  // The inputs the kernel updates where they lie, each with the output that is that storage
+  // (bound once, read_write): a mutation of such an input's buffer then needs no copy (cache
+  // updates). `true`: input 0 as output 0.
+  InPlace in_place{};
 };
 
 class KernelRegistry {

@@ -1,6 +1,6 @@
 // Numeric helpers shared by the op tests: f16 data on the host (bits, the values they hold, one
-// rounding), raw bytes of host vectors, and double references of linear products with the error
-// bound of f32 dot products.
+// rounding), raw bytes of host vectors, and double references: linear products with the error
+// bound of f32 dot products, row norms, rotary embeddings.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,12 +8,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <numbers>
+#include <utility>
 #include <vector>
 
+#include "graph/attr.h"
 #include "graph/storage.h"
 #include "runtime_test_util.h"
 
 namespace wgx::runtime::testing {
+
+// The f16 bound of kernels that compute in f32 and round once: within an f16 ulp (rel 2^-10,
+// twice the rounding error) of the exact value, or 1e-4 where f16 is subnormal.
+constexpr double kF16Abs = 1e-4;
+constexpr double kF16Rel = 1.0 / 1024;
 
 // f16 bits of each value (rounded to nearest even, as a cast does).
 inline std::vector<uint16_t> to_f16(const std::vector<float>& v) {
@@ -96,5 +104,90 @@ template <typename T>
   }
   return ::testing::AssertionSuccess();
 }
+
+// rms_norm (center false) or layer_norm over rows of n, with optional weight and bias.
+inline std::vector<double> norm_ref(const std::vector<float>& x, size_t n, bool center, double eps,
+                                    const std::vector<float>& weight, const std::vector<float>& bias) {
+  std::vector<double> y(x.size());
+  for (size_t r = 0; r * n < x.size(); ++r) {
+    const float* row = x.data() + r * n;
+    double mean = 0, sq = 0;
+    if (center) {
+      for (size_t c = 0; c < n; ++c) mean += row[c];
+      mean /= static_cast<double>(n);
+    }
+    for (size_t c = 0; c < n; ++c) sq += (row[c] - mean) * (row[c] - mean);
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+    for (size_t c = 0; c < n; ++c) {
+      y[r * n + c] = (row[c] - mean) * inv * (weight.empty() ? 1.0 : weight[c]) + (bias.empty() ? 0.0 : bias[c]);
+    }
+  }
+  return y;
+}
+
+// Rotary embeddings in double, as Hugging Face computes them. The scaling parameters default to
+// Llama 3.2's rope_scaling; they apply when `llama3`.
+struct RopeReference {
+  double theta = 10000;
+  bool interleaved = false;
+  bool llama3 = false;
+  double factor = 32, low_freq_factor = 1, high_freq_factor = 4;
+  int64_t original_max_position = 8192;
+
+  // The attributes of a rope (or rope_update_cache) node that computes this.
+  graph::Attrs attrs() const {
+    return {{"theta", theta},
+            {"layout", interleaved ? "interleaved" : "rotate_half"},
+            {"scaling", llama3 ? "llama3" : "none"},
+            {"factor", factor},
+            {"low_freq_factor", low_freq_factor},
+            {"high_freq_factor", high_freq_factor},
+            {"original_max_position", original_max_position}};
+  }
+
+  // inv_freq as Hugging Face's _compute_llama3_parameters (or the default rope) gives it.
+  std::vector<double> inv_freq(int64_t dim) const {
+    std::vector<double> f(static_cast<size_t>(dim / 2));
+    const auto original = static_cast<double>(original_max_position);
+    const double low_wavelen = original / low_freq_factor, high_wavelen = original / high_freq_factor;
+    for (size_t i = 0; i < f.size(); ++i) {
+      const double base = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim));
+      const double wavelen = 2 * std::numbers::pi / base;
+      if (!llama3 || wavelen < high_wavelen) {
+        f[i] = base;
+      } else if (wavelen > low_wavelen) {
+        f[i] = base / factor;
+      } else {
+        const double smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+        f[i] = (1 - smooth) * base / factor + smooth * base;
+      }
+    }
+    return f;
+  }
+
+  // The two channels of a row that frequency i rotates.
+  std::pair<size_t, size_t> channels(size_t i, int64_t dim) const {
+    return interleaved ? std::pair{2 * i, 2 * i + 1} : std::pair{i, i + static_cast<size_t>(dim) / 2};
+  }
+
+  // x [..., S, heads, dim] as rows of dim channels, rotated: row r is token (r / heads) % seq at
+  // position pos0 + that token. Returned in x's element type.
+  template <typename T>
+  std::vector<T> rotate(const std::vector<T>& x, int64_t seq, int64_t heads, int64_t dim, int64_t pos0) const {
+    const std::vector<double> f = inv_freq(dim);
+    const size_t d = static_cast<size_t>(dim);
+    std::vector<T> out(x.size());
+    for (size_t row = 0; row < x.size() / d; ++row) {
+      const auto pos = static_cast<double>(pos0 + static_cast<int64_t>(row / static_cast<size_t>(heads)) % seq);
+      for (size_t i = 0; i < d / 2; ++i) {
+        const size_t ia = row * d + channels(i, dim).first, ib = row * d + channels(i, dim).second;
+        const double c = std::cos(pos * f[i]), s = std::sin(pos * f[i]), a = x[ia], b = x[ib];
+        out[ia] = static_cast<T>(a * c - b * s);
+        out[ib] = static_cast<T>(b * c + a * s);
+      }
+    }
+    return out;
+  }
+};
 
 }  // namespace wgx::runtime::testing

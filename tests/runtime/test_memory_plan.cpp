@@ -1,5 +1,6 @@
 // The memory planner on its own: reuse by lifetime, views sharing storage, outputs kept to the
-// end, mutations in place only when nothing can observe it.
+// end, mutations in place only when nothing can observe it and the kernel updates that input as
+// that output (one or several such pairs per node).
 #include "graph/builder.h"
 #include "runtime/memory_plan.h"
 #include "runtime_test_util.h"
@@ -91,6 +92,39 @@ TEST(MemoryPlan, AMutationThatReadsItsBufferIsCopiedUnlessTheKernelUpdatesInPlac
   const MemoryPlan updated = plan_memory(in);
   EXPECT_EQ(updated.root[s], acc);
   EXPECT_TRUE(updated.copies_after[0].empty());
+}
+
+TEST(MemoryPlan, AnOpUpdatingTwoBuffersInPlaceWritesBothMutationsThere) {
+  GraphBuilder b;
+  auto pos = b.sym_value(b.sym("pos", 0, 15));
+  auto q = b.input("q", DType::f32, {1, 2, 4, 8});
+  auto k = b.input("k", DType::f32, {1, 2, 2, 8});
+  auto v = b.input("v", DType::f32, {1, 2, 2, 8});
+  auto kc = b.mutable_buffer("k_cache", DType::f32, {1, 2, 16, 8});
+  auto vc = b.mutable_buffer("v_cache", DType::f32, {1, 2, 16, 8});
+  auto outs = b.op("rope_update_cache", {q, k, v, kc, vc, pos});
+  b.output("q_out", outs[0]);
+  b.mutate(kc, outs[1]);
+  b.mutate(vc, outs[2]);
+  const graph::Graph g = b.build();
+  MemoryPlanInput in = input_for(g);
+  in.in_place[0] = InPlace{{3, 1}, {4, 2}};  // k_cache as output 1, v_cache as output 2
+  const MemoryPlan both = plan_memory(in);
+  EXPECT_EQ(both.root[outs[1]], kc);
+  EXPECT_EQ(both.root[outs[2]], vc);
+  EXPECT_TRUE(both.copies_after[0].empty());
+
+  // Negative controls: pairs that do not name a mutation's input and output leave it to a copy.
+  in.in_place[0] = InPlace{{3, 2}, {4, 1}};
+  EXPECT_EQ(plan_memory(in).copies_after[0].size(), 2u);
+  in.in_place[0] = InPlace{{3, 1}};
+  const MemoryPlan one = plan_memory(in);
+  EXPECT_EQ(one.root[outs[1]], kc);
+  EXPECT_EQ(one.root[outs[2]], outs[2]);
+  ASSERT_EQ(one.copies_after[0].size(), 1u);
+  EXPECT_EQ(one.copies_after[0][0].second, 1u);  // v_cache, buffer 1
+  in.in_place[0] = true;  // input 0 (q) as output 0: neither cache
+  EXPECT_EQ(plan_memory(in).copies_after[0].size(), 2u);
 }
 
 TEST(MemoryPlan, ReadingTheOldValueThroughALaterViewForcesACopy) {

@@ -13,6 +13,6 @@ void register_layout(OpRegistry& r);      // permute, transpose, squeeze, unsque
 void register_reshape(OpRegistry& r);     // reshape, expand (sizes given as Dims)
 void register_indexing(OpRegistry& r);    // slice, select
 void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear_qkv, update_cache,
-                                           // sdpa_with_kv_cache
+                                           // rope_update_cache, sdpa_with_kv_cache
 
 }  // namespace wgx::graph::schemas

@@ -1,5 +1,6 @@
 // The transformer ops: rotary embeddings, the SwiGLU gate, the residual add fused with RMSNorm,
-// the fused QKV projection, and attention over an in-graph KV cache.
+// the fused QKV projection, KV cache updates (alone or fused with rope and the q/k norms), and
+// attention over an in-graph KV cache.
 //
 // Layouts: activations per token are [batch, seq, heads, head_dim] (what a projection followed
 // by a reshape gives); caches are [batch, kv_heads, max_seq, head_dim]. `input_pos` (a Sym) is
@@ -23,33 +24,54 @@ void require_float_match(const InferContext& ctx, size_t a, size_t b) {
   }
 }
 
+// The attributes of rotary embeddings (rope and rope_update_cache). layout "rotate_half" pairs
+// channel i with i + D/2 (Hugging Face); "interleaved" pairs 2i, 2i+1. scaling "llama3" applies
+// Llama 3.1's frequency scaling (factor, low/high_freq_factor, original_max_position).
+std::vector<AttrSpec> rope_attrs() {
+  return {AttrSpec::defaulted("theta", 10000.0),
+          AttrSpec::defaulted("layout", "rotate_half"),
+          AttrSpec::defaulted("scaling", "none"),
+          AttrSpec::defaulted("factor", 8.0),
+          AttrSpec::defaulted("low_freq_factor", 1.0),
+          AttrSpec::defaulted("high_freq_factor", 4.0),
+          AttrSpec::defaulted("original_max_position", int64_t{8192})};
+}
+
+// Throws GraphError unless the rope attributes and the head_dim of input `x` ([B, S, H, D]) fit.
+void check_rope(const InferContext& ctx, size_t x) {
+  const Dim& d = ctx.shape(x)[3];
+  if (!d.is_const() || d.value() % 2 != 0) throw GraphError("head_dim must be a constant even size");
+  const std::string& layout = ctx.attr_string("layout");
+  if (layout != "rotate_half" && layout != "interleaved") {
+    throw GraphError(str("layout is \"", layout, "\", not \"rotate_half\" or \"interleaved\""));
+  }
+  const std::string& scaling = ctx.attr_string("scaling");
+  if (scaling != "none" && scaling != "llama3") {
+    throw GraphError(str("scaling is \"", scaling, "\", not \"none\" or \"llama3\""));
+  }
+  if (!(ctx.attr_float("theta") > 0)) throw GraphError("theta must be > 0");
+}
+
+// Throws GraphError unless input `value` ([B, S, H, D]) fits into input `cache` ([B, H, MaxS, D]).
+void check_cache_fit(const InferContext& ctx, size_t cache, size_t value) {
+  const Shape& c = ctx.shape(cache);
+  const Shape& v = ctx.shape(value);
+  if (c[0] != v[0] || c[1] != v[2] || c[3] != v[3]) {
+    throw GraphError(str("value ", shape_text(ctx, v), " does not fit cache ", shape_text(ctx, c),
+                         " ([B, S, H, D] into [B, H, MaxS, D])"));
+  }
+  if (!c[2].is_const()) throw GraphError("the cache's max_seq must be a constant");
+  if (v[1].max_value(ctx.syms()) > c[2].value()) throw GraphError("more new tokens than the cache holds");
+}
+
 // rope(x [B, S, H, D], input_pos): rotates pairs of channels by position * frequency.
-// layout "rotate_half" pairs channel i with i + D/2 (Hugging Face); "interleaved" pairs 2i, 2i+1.
-// scaling "llama3" applies Llama 3.1's frequency scaling (factor, low/high_freq_factor,
-// original_max_position).
 OpSchema rope() {
   OpSchema s;
   s.name = "rope";
   s.inputs = {{.name = "x", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4}, position_input()};
-  s.attrs = {AttrSpec::defaulted("theta", 10000.0),
-             AttrSpec::defaulted("layout", "rotate_half"),
-             AttrSpec::defaulted("scaling", "none"),
-             AttrSpec::defaulted("factor", 8.0),
-             AttrSpec::defaulted("low_freq_factor", 1.0),
-             AttrSpec::defaulted("high_freq_factor", 4.0),
-             AttrSpec::defaulted("original_max_position", int64_t{8192})};
+  s.attrs = rope_attrs();
   s.infer = [](const InferContext& ctx) {
-    const Dim& d = ctx.shape(0)[3];
-    if (!d.is_const() || d.value() % 2 != 0) return InferResult::fail("head_dim must be a constant even size");
-    const std::string& layout = ctx.attr_string("layout");
-    if (layout != "rotate_half" && layout != "interleaved") {
-      return InferResult::fail(str("layout is \"", layout, "\", not \"rotate_half\" or \"interleaved\""));
-    }
-    const std::string& scaling = ctx.attr_string("scaling");
-    if (scaling != "none" && scaling != "llama3") {
-      return InferResult::fail(str("scaling is \"", scaling, "\", not \"none\" or \"llama3\""));
-    }
-    if (!(ctx.attr_float("theta") > 0)) return InferResult::fail("theta must be > 0");
+    check_rope(ctx, 0);
     return InferResult::success(ctx.type(0));
   };
   return s;
@@ -146,15 +168,58 @@ OpSchema update_cache() {
               {.name = "value", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
               position_input()};
   s.infer = [](const InferContext& ctx) {
-    const Shape& c = ctx.shape(0);
-    const Shape& v = ctx.shape(1);
-    if (c[0] != v[0] || c[1] != v[2] || c[3] != v[3]) {
-      return InferResult::fail(str("value ", shape_text(ctx, v), " does not fit cache ", shape_text(ctx, c),
-                                   " ([B, S, H, D] into [B, H, MaxS, D])"));
-    }
-    if (!c[2].is_const()) return InferResult::fail("the cache's max_seq must be a constant");
-    if (v[1].max_value(ctx.syms()) > c[2].value()) return InferResult::fail("more new tokens than the cache holds");
+    check_cache_fit(ctx, 0, 1);
     return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+// rope_update_cache(q [B, S, Hq, D], k [B, S, Hkv, D], v [B, S, Hkv, D], k_cache [B, Hkv, MaxS, D],
+// v_cache, input_pos [, q_norm_weight [D], k_norm_weight [D]]) -> (q', k_cache', v_cache'): the
+// attention prologue after the q/k/v projection, as one op. With the norm weights (both or
+// neither), q and k are first RMS-normalized per head over D (`eps`) and scaled by their weights
+// (Qwen3). q and k are then rotated as rope rotates them (the same attributes); q' is the rotated
+// q, and k_cache' and v_cache' are the caches with rows input_pos .. input_pos + S - 1 replaced by
+// the rotated k and by v, as update_cache writes them. Each stage's result is rounded to q's dtype
+// as the separate ops would round it. The caches' results are meant to be written back with
+// mutations; kernels update both caches where they lie.
+OpSchema rope_update_cache() {
+  OpSchema s;
+  s.name = "rope_update_cache";
+  auto tensor4 = [](const char* name) {
+    return InputSpec{.name = name, .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4};
+  };
+  auto norm_weight = [](const char* name) {
+    return InputSpec{.name = name, .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true};
+  };
+  s.inputs = {tensor4("q"),       tensor4("k"),      tensor4("v"),
+              tensor4("k_cache"), tensor4("v_cache"), position_input(),
+              norm_weight("q_norm_weight"), norm_weight("k_norm_weight")};
+  s.num_outputs = 3;
+  s.attrs = rope_attrs();
+  s.attrs.push_back(AttrSpec::defaulted("eps", 1e-6));
+  s.infer = [](const InferContext& ctx) {
+    require_float_match(ctx, 0, 1);
+    require_float_match(ctx, 0, 2);
+    if (ctx.shape(1) != ctx.shape(2)) return InferResult::fail("k and v have different shapes");
+    const Shape& q = ctx.shape(0);
+    const Shape& k = ctx.shape(1);
+    if (q[0] != k[0] || q[1] != k[1] || q[3] != k[3]) {
+      return InferResult::fail(str("q ", shape_text(ctx, q), " and k ", shape_text(ctx, k),
+                                   " differ in batch, seq or head_dim"));
+    }
+    check_rope(ctx, 0);
+    if (ctx.type(3) != ctx.type(4)) return InferResult::fail("k_cache and v_cache differ");
+    check_cache_fit(ctx, 3, 1);
+    if (ctx.num_inputs() == 7) return InferResult::fail("q_norm_weight and k_norm_weight come together");
+    for (size_t i = 6; i < ctx.num_inputs(); ++i) {
+      require_float_match(ctx, 0, i);
+      if (ctx.shape(i)[0] != q[3]) return InferResult::fail(str("input ", i, " does not match head_dim"));
+    }
+    if (!(ctx.attr_float("eps") >= 0)) return InferResult::fail("eps must be >= 0");
+    InferResult r;
+    r.outputs = {ctx.type(0), ctx.type(3), ctx.type(4)};
+    return r;
   };
   return s;
 }
@@ -194,6 +259,7 @@ void register_transformer(OpRegistry& r) {
   r.add(add_rms_norm());
   r.add(linear_qkv());
   r.add(update_cache());
+  r.add(rope_update_cache());
   r.add(sdpa_with_kv_cache());
 }
 

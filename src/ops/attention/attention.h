@@ -1,10 +1,13 @@
-// What the attention family's routes share: storage labels, kernels, input_pos and geometry. Their
-// executable parts are ops::Steps (several dispatches with the scratch buffers they own).
+// What the attention family's routes share: storage labels, kernels, input_pos, geometry and the
+// in-place cache updates. sdpa's executable parts are ops::Steps (several dispatches with the
+// scratch buffers they own).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpu/kernel.h"
@@ -16,8 +19,9 @@ namespace wgx::ops::attention {
 // "f32" or "f16" (packed or native: the same bytes, read as u32 words), "" for other storages.
 std::string float_label(runtime::Storage storage);
 
-// An attention variant's full WGSL: the prelude every attention template relies on
-// (wgx_workgroup_index, ops::kF16PackWgsl's f16_word), then the variant.
+// An attention variant's full WGSL: the prelude its template relies on (wgx_workgroup_index,
+// ops::kF16PackWgsl's f16_word, and transformer::kRopeAnglesWgsl for rope_update_cache), then
+// the variant.
 std::string variant_wgsl(const shaders::ShaderVariant& variant);
 // A template's bindings in @binding order (binding 0: the params block).
 std::vector<gpu::Binding> template_bindings(std::string_view template_id);
@@ -49,7 +53,26 @@ uint32_t scale_bits(const runtime::NodeContext& ctx);
 // Variant suffix "<q/out>.<cache>", e.g. "f32.f16".
 std::string io_label(const runtime::NodeContext& ctx);
 
+// The executable part of an op that updates caches where they lie (registered in_place with
+// these pairs): before its dispatch, every updated input whose output is not that same storage
+// (no mutation, or the planner had to keep the old contents) is copied there whole, so the
+// dispatch only ever writes the new rows.
+class CacheUpdateExec : public runtime::NodeExec {
+ public:
+  CacheUpdateExec(const runtime::NodeContext& ctx, const runtime::InPlace& updates,
+                  std::unique_ptr<runtime::NodeExec> dispatch);
+  void resize(const runtime::NodeContext& ctx) override { dispatch_->resize(ctx); }
+  void record(gpu::Recorder& rec) override;
+
+ private:
+  std::vector<std::pair<runtime::TensorRef, runtime::TensorRef>> copies_;  // (input, output)
+  std::unique_ptr<runtime::NodeExec> dispatch_;
+};
+
 runtime::Route update_cache_route();
+// rope_update_cache: its route, and the cache inputs it updates in place (as outputs 1 and 2).
+runtime::Route rope_update_cache_route();
+runtime::InPlace rope_update_cache_in_place();
 runtime::Route materialized_route();
 runtime::Route flash_decoding_route();
 runtime::Route k16_route(uint32_t query_tile);

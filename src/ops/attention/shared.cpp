@@ -6,6 +6,7 @@
 #include "graph/error.h"
 #include "ops/attention/attention.h"
 #include "ops/common.h"
+#include "ops/transformer/rope_angles.h"
 #include "shaders/attention_shaders.h"
 
 namespace wgx::ops::attention {
@@ -38,12 +39,27 @@ std::string float_label(Storage storage) {
   }
 }
 
-std::string variant_wgsl(const shaders::ShaderVariant& variant) { return variant_source(variant, kF16PackWgsl); }
+namespace {
+
+// What a template calls besides wgx_workgroup_index: f16_word everywhere, the rope angles where
+// it rotates.
+std::string prelude(std::string_view template_id) {
+  std::string p = kF16PackWgsl;
+  if (template_id == "rope_update_cache") p += transformer::kRopeAnglesWgsl;
+  return p;
+}
+
+}  // namespace
+
+std::string variant_wgsl(const shaders::ShaderVariant& variant) {
+  return variant_source(variant, prelude(variant.template_id));
+}
 
 std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
   using gpu::Binding;
   constexpr Binding U = Binding::Uniform, R = Binding::ReadOnlyStorage, W = Binding::Storage;
   if (template_id == "update_cache") return {U, R, W};                // value, cache
+  if (template_id == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
   if (template_id == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
   if (template_id == "sdpa_flash") return {U, R, R, R, W, W};         // q, k, v, stats, acc
   if (template_id == "sdpa_combine") return {U, R, R, W};             // stats, acc, out
@@ -54,7 +70,7 @@ std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
 const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant) {
   const shaders::ShaderVariant* v = shaders::find_attention(variant);
   if (!v) throw graph::GraphError(ctx.label() + ": no attention variant " + variant);
-  return variant_kernel(ctx, *v, template_bindings(v->template_id), kF16PackWgsl);
+  return variant_kernel(ctx, *v, template_bindings(v->template_id), prelude(v->template_id));
 }
 
 std::string position_guard(const NodeContext& ctx, size_t i) {
@@ -118,6 +134,23 @@ uint32_t scale_bits(const NodeContext& ctx) {
   double scale = ctx.attr("scale").as_float();
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(ctx.input_max_shape(0)[3]));
   return std::bit_cast<uint32_t>(static_cast<float>(scale));
+}
+
+CacheUpdateExec::CacheUpdateExec(const NodeContext& ctx, const runtime::InPlace& updates,
+                                 std::unique_ptr<runtime::NodeExec> dispatch)
+    : dispatch_(std::move(dispatch)) {
+  for (const runtime::InPlace::Pair& p : updates.pairs()) {
+    const runtime::TensorRef& in = ctx.input(p.input);
+    const runtime::TensorRef& out = ctx.output(p.output);
+    if (in.buffer != out.buffer || in.offset != out.offset) copies_.push_back({in, out});
+  }
+}
+
+void CacheUpdateExec::record(gpu::Recorder& rec) {
+  for (const auto& [in, out] : copies_) {
+    rec.copy(*in.buffer, in.offset, *out.buffer, out.offset, std::min(in.capacity, out.capacity));
+  }
+  dispatch_->record(rec);
 }
 
 std::string io_label(const NodeContext& ctx) {

@@ -1,7 +1,8 @@
 // update_cache(cache, value, input_pos), registered in_place: the kernel binds the cache once,
 // read_write, as output 0. When a mutation of the cache's buffer is planned in place, output 0 is
 // the cache itself and only the new rows are written. Otherwise (no mutation, or the planner had
-// to keep the old contents) output 0 is another buffer: the cache is copied there first.
+// to keep the old contents) output 0 is another buffer: the cache is copied there first
+// (CacheUpdateExec, shared with rope_update_cache).
 #include "ops/attention/attention.h"
 #include "ops/common.h"
 
@@ -24,22 +25,6 @@ std::string guard(const NodeContext& ctx) {
   return check_rank_and_size(ctx);
 }
 
-class UpdateExec : public runtime::NodeExec {
- public:
-  UpdateExec(const NodeContext& ctx, std::unique_ptr<DispatchExec> dispatch)
-      : in_(ctx.input(0)), out_(ctx.output(0)), dispatch_(std::move(dispatch)) {}
-  void resize(const NodeContext& ctx) override { dispatch_->resize(ctx); }
-  void record(gpu::Recorder& rec) override {
-    const bool aliased = in_.buffer == out_.buffer && in_.offset == out_.offset;
-    if (!aliased) rec.copy(*in_.buffer, in_.offset, *out_.buffer, out_.offset, std::min(in_.capacity, out_.capacity));
-    dispatch_->record(rec);
-  }
-
- private:
-  runtime::TensorRef in_, out_;
-  std::unique_ptr<DispatchExec> dispatch_;
-};
-
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const std::string cache = float_label(ctx.input(0).storage);
   const gpu::Kernel& k = kernel(ctx, "update_cache." + cache + "." + float_label(ctx.input(1).storage));
@@ -58,7 +43,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   };
   auto dispatch = std::make_unique<DispatchExec>(
       ctx, k, std::vector<gpu::BufferBinding>{ctx.input(1).binding(), ctx.output(0).binding()}, kParamWords, update);
-  return std::make_unique<UpdateExec>(ctx, std::move(dispatch));
+  return std::make_unique<CacheUpdateExec>(ctx, true, std::move(dispatch));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/kernel.h"
@@ -16,9 +17,10 @@ constexpr uint32_t kWorkgroupSize = 256;
 // True when the family has a variant of that name.
 bool has_variant(const std::string& name);
 // The pipeline of a variant (compiled once per program), after the helpers every template may
-// call (ops::kF16PackWgsl's f16_word) and wgx_workgroup_index.
+// call (ops::kF16PackWgsl's f16_word), wgx_workgroup_index and `prelude` (WGSL the template
+// calls, e.g. kRopeAnglesWgsl).
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& name,
-                                 std::vector<gpu::Binding> bindings);
+                                 std::vector<gpu::Binding> bindings, std::string_view prelude = {});
 
 runtime::OpKernels rope_kernels();          // rope.cpp
 runtime::OpKernels swiglu_kernels();        // swiglu.cpp

@@ -1,12 +1,14 @@
 // rope: rotary position embeddings of x [B, S, H, D] at positions input_pos + s. The frequency
 // table (with Llama 3.1's scaling when asked) is computed here in double, once per node, and
-// uploaded as turns per position in 64-bit fixed point: rope.wgsl says why.
+// uploaded as turns per position in 64-bit fixed point: rope_angles.h says why.
 #include <cmath>
 #include <memory>
 #include <numbers>
+#include <string>
 
 #include "ops/common.h"
 #include "ops/transformer/kernels.h"
+#include "ops/transformer/rope_angles.h"
 
 namespace wgx::ops::transformer {
 
@@ -32,8 +34,7 @@ uint32_t freqs_per_invocation(const NodeContext& ctx) {
 
 // inv_freq[i] = theta^(-2i/D); with scaling "llama3", Llama 3.1's rule: long wavelengths divided
 // by `factor`, short ones kept, a smooth blend between.
-std::vector<double> inverse_frequencies(const NodeContext& ctx) {
-  const int64_t dim = head_dim(ctx);
+std::vector<double> inverse_frequencies(const NodeContext& ctx, int64_t dim) {
   const double theta = ctx.attr("theta").as_float();
   const bool llama3 = ctx.attr("scaling").as_string() == "llama3";
   const double factor = ctx.attr("factor").as_float();
@@ -66,18 +67,13 @@ std::string guard(const NodeContext& ctx) {
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
-  // Turns per position (inv_freq / 2pi < 1) as a 64-bit fraction, high word first.
-  std::vector<uint32_t> turns;
-  for (double f : inverse_frequencies(ctx)) {
-    const auto t = static_cast<uint64_t>(std::round(std::ldexp(f / (2 * std::numbers::pi), 64)));
-    turns.push_back(static_cast<uint32_t>(t >> 32));
-    turns.push_back(static_cast<uint32_t>(t));
-  }
+  const std::vector<uint32_t> turns = rope_turns(ctx, head_dim(ctx));
   auto table = std::make_shared<gpu::Buffer>(ctx.gpu(), turns.data(), turns.size() * 4, ctx.label() + " turns");
   const gpu::Kernel& kernel =
       family_kernel(ctx, variant_name(ctx),
                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                     gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
+                     gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
+                    kRopeAnglesWgsl);
   InputBinding pos = bind_input(ctx, 1, graph::DType::i32);
   const auto half = static_cast<uint32_t>(head_dim(ctx) / 2);
   const uint32_t freqs = freqs_per_invocation(ctx);
@@ -101,6 +97,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
 }
 
 }  // namespace
+
+std::vector<uint32_t> rope_turns(const NodeContext& ctx, int64_t dim) {
+  // Turns per position (inv_freq / 2pi < 1) as a 64-bit fraction, high word first.
+  std::vector<uint32_t> turns;
+  for (double f : inverse_frequencies(ctx, dim)) {
+    const auto t = static_cast<uint64_t>(std::round(std::ldexp(f / (2 * std::numbers::pi), 64)));
+    turns.push_back(static_cast<uint32_t>(t >> 32));
+    turns.push_back(static_cast<uint32_t>(t));
+  }
+  return turns;
+}
 
 runtime::OpKernels rope_kernels() { return {"rope", {{"rope", guard, build}}}; }
 

@@ -1,5 +1,5 @@
-// Helpers for the reduce family's tests: routes and CPU references in double (f16 data:
-// numeric_test_util.h).
+// Helpers for the reduce family's tests: routes and CPU references in double (f16 data and the
+// norms' reference: numeric_test_util.h).
 #pragma once
 
 #include <algorithm>
@@ -92,26 +92,6 @@ inline std::vector<double> softmax_ref(const std::vector<float>& x, const std::v
   for (size_t i = 0; i < x.size(); ++i) {
     const double z = x[i] - mx[m.out[i]];
     y[i] = log ? z - std::log(sum[m.out[i]]) : std::exp(z) / sum[m.out[i]];
-  }
-  return y;
-}
-
-// rms_norm (center false) or layer_norm over rows of n, with optional weight and bias.
-inline std::vector<double> norm_ref(const std::vector<float>& x, size_t n, bool center, double eps,
-                                    const std::vector<float>& weight, const std::vector<float>& bias) {
-  std::vector<double> y(x.size());
-  for (size_t r = 0; r * n < x.size(); ++r) {
-    const float* row = x.data() + r * n;
-    double mean = 0, sq = 0;
-    if (center) {
-      for (size_t c = 0; c < n; ++c) mean += row[c];
-      mean /= static_cast<double>(n);
-    }
-    for (size_t c = 0; c < n; ++c) sq += (row[c] - mean) * (row[c] - mean);
-    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
-    for (size_t c = 0; c < n; ++c) {
-      y[r * n + c] = (row[c] - mean) * inv * (weight.empty() ? 1.0 : weight[c]) + (bias.empty() ? 0.0 : bias[c]);
-    }
   }
   return y;
 }

@@ -4,8 +4,8 @@
 
 #include "graph/builder.h"
 #include "runtime/program.h"
+#include "numeric_test_util.h"
 #include "runtime_test_util.h"
-#include "transformer_test_util.h"
 
 namespace wgx::runtime {
 namespace {

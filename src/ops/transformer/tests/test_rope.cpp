@@ -2,12 +2,11 @@
 // f32 and packed f16, at Llama 3.2 (head_dim 64, theta 5e5) and Qwen3 (head_dim 128, theta 1e6)
 // geometry; S and input_pos change between executions of one program, up to position ~131K.
 #include <cmath>
-#include <numbers>
 
 #include "graph/builder.h"
 #include "runtime/program.h"
+#include "numeric_test_util.h"
 #include "runtime_test_util.h"
-#include "transformer_test_util.h"
 
 namespace wgx::runtime {
 namespace {
@@ -18,10 +17,6 @@ using testing::close;
 using testing::random_floats;
 using testing::shared_context;
 
-// Llama 3.2's rope_scaling.
-constexpr double kFactor = 32, kLow = 1, kHigh = 4;
-constexpr int64_t kOriginal = 8192;
-
 struct Geometry {
   const char* name;
   int64_t heads, dim;
@@ -29,41 +24,11 @@ struct Geometry {
 };
 void PrintTo(const Geometry& g, std::ostream* os) { *os << g.name; }
 
-// inv_freq as Hugging Face's _compute_llama3_parameters gives it, in double.
-std::vector<double> inv_freq(const Geometry& g, bool llama3) {
-  std::vector<double> f(static_cast<size_t>(g.dim / 2));
-  for (size_t i = 0; i < f.size(); ++i) {
-    const double base = 1.0 / std::pow(g.theta, static_cast<double>(2 * i) / static_cast<double>(g.dim));
-    const double wavelen = 2 * std::numbers::pi / base;
-    const double low_wavelen = kOriginal / kLow, high_wavelen = kOriginal / kHigh;
-    if (!llama3 || wavelen < high_wavelen) {
-      f[i] = base;
-    } else if (wavelen > low_wavelen) {
-      f[i] = base / kFactor;
-    } else {
-      const double smooth = (kOriginal / wavelen - kLow) / (kHigh - kLow);
-      f[i] = (1 - smooth) * base / kFactor + smooth * base;
-    }
-  }
-  return f;
-}
-
-// x [B, S, H, D] rotated at positions pos0 + s.
-std::vector<float> rope_ref(const std::vector<float>& x, int64_t seq, const Geometry& g,
-                            bool interleaved, bool llama3, int64_t pos0) {
-  const std::vector<double> f = inv_freq(g, llama3);
-  const size_t d = static_cast<size_t>(g.dim), half = d / 2;
-  std::vector<float> out(x.size());
-  for (size_t row = 0; row < x.size() / d; ++row) {
-    const auto pos = static_cast<double>(pos0 + static_cast<int64_t>(row / static_cast<size_t>(g.heads)) % seq);
-    for (size_t i = 0; i < half; ++i) {
-      const size_t ia = row * d + (interleaved ? 2 * i : i), ib = ia + (interleaved ? 1 : half);
-      const double c = std::cos(pos * f[i]), s = std::sin(pos * f[i]), a = x[ia], b = x[ib];
-      out[ia] = static_cast<float>(a * c - b * s);
-      out[ib] = static_cast<float>(b * c + a * s);
-    }
-  }
-  return out;
+// x [B, S, H, D] rotated at positions pos0 + s, in double (numeric_test_util.h).
+std::vector<float> rope_ref(const std::vector<float>& x, int64_t seq, const Geometry& g, bool interleaved, bool llama3,
+                            int64_t pos0) {
+  return testing::RopeReference{.theta = g.theta, .interleaved = interleaved, .llama3 = llama3}.rotate(
+      x, seq, g.heads, g.dim, pos0);
 }
 
 constexpr int64_t kBatch = 2, kMaxSeq = 7, kMaxPos = 131072;
@@ -79,14 +44,8 @@ struct RopeProgram {
     auto pos = b.sym_value(b.sym("input_pos", 0, kMaxPos));
     auto x = b.input("x", dtype, {kBatch, seq, g.heads, g.dim});
     for (int k = 0; k < 4; ++k) {
-      graph::Attrs a{{"theta", g.theta},
-                     {"layout", k < 2 ? "rotate_half" : "interleaved"},
-                     {"scaling", k % 2 ? "llama3" : "none"},
-                     {"factor", kFactor},
-                     {"low_freq_factor", kLow},
-                     {"high_freq_factor", kHigh},
-                     {"original_max_position", kOriginal}};
-      b.output(kNames[k], b.op1("rope", {x, pos}, a));
+      const testing::RopeReference ref{.theta = g.theta, .interleaved = k >= 2, .llama3 = k % 2 == 1};
+      b.output(kNames[k], b.op1("rope", {x, pos}, ref.attrs()));
     }
     prog = std::make_unique<Program>(shared_context(), b.build(), b.weights());
   }

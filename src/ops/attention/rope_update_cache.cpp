@@ -1,0 +1,151 @@
+// rope_update_cache(q, k, v, k_cache, v_cache, input_pos [, q_norm_weight, k_norm_weight]) ->
+// (q', k_cache', v_cache'): the optional q/k RMSNorm, rope on q and k and both cache updates in
+// one dispatch (rope_update_cache.wgsl). Registered in_place for both caches (inputs 3 and 4 as
+// outputs 1 and 2): when their mutations are planned in place, only the new rows are written;
+// otherwise CacheUpdateExec copies the old contents first, as for update_cache.
+//
+// The table binding holds rope's frequency table (transformer::rope_turns, the same turns as
+// rope) followed by the norm weights, copied there from their constants when the node is built,
+// so that the kernel binds 7 storage buffers (WebGPU guarantees 8).
+#include <bit>
+#include <memory>
+#include <string>
+
+#include "gpu/recorder.h"
+#include "ops/attention/attention.h"
+#include "ops/common.h"
+#include "ops/transformer/rope_angles.h"
+
+namespace wgx::ops::attention {
+
+namespace {
+
+using runtime::DispatchExec;
+using runtime::NodeContext;
+
+constexpr uint32_t kWorkgroupSize = 256;  // rope_update_cache.wgsl: WG
+constexpr size_t kParamWords = 16;
+constexpr size_t kPos = 5;               // input_pos
+constexpr size_t kNormWeights = 6;       // q_norm_weight, then k_norm_weight
+
+bool has_norm(const NodeContext& ctx) { return ctx.input_count() > kNormWeights; }
+
+std::string variant_name(const NodeContext& ctx) {
+  return "rope_update_cache." + ctx.attr("layout").as_string() + "." + float_label(ctx.input(0).storage) + "." +
+         float_label(ctx.input(3).storage) + (has_norm(ctx) ? ".rms" : ".plain");
+}
+
+bool is_constant(const NodeContext& ctx, size_t input) {
+  for (const graph::Constant& c : ctx.graph().constants) {
+    if (c.value == ctx.node().inputs[input]) return true;
+  }
+  return false;
+}
+
+// Rows of q, k and v together: B * S * (Hq + 2 * Hkv).
+uint64_t rows(const std::vector<int64_t>& q, const std::vector<int64_t>& k) {
+  return static_cast<uint64_t>(q[0] * q[1]) * static_cast<uint64_t>(q[2] + 2 * k[2]);
+}
+
+// A row's pieces, one per invocation: two frequencies each with rotate_half, one interleaved.
+uint32_t units(const NodeContext& ctx) {
+  const auto half = static_cast<uint32_t>(ctx.input_max_shape(0)[3] / 2);
+  return ctx.attr("layout").as_string() == "rotate_half" ? (half + 1) / 2 : half;
+}
+
+// Invocations per row: a power of two, so that workgroups hold whole rows (the norm adds a row's
+// pieces within its workgroup).
+uint32_t lanes(const NodeContext& ctx) { return std::bit_ceil(units(ctx)); }
+
+std::string guard(const NodeContext& ctx) {
+  if (auto why = position_guard(ctx, kPos); !why.empty()) return why;
+  const std::string io = float_label(ctx.input(0).storage), cache = float_label(ctx.input(3).storage);
+  if (io.empty() || cache.empty()) return "q, k, v and the caches must be stored as f32 or f16";
+  const int64_t dim = ctx.input_max_shape(0)[3];
+  // rotate_half writes frequencies f and f + 1 (channels f, f + 1 and f + D/2, f + D/2 + 1) as
+  // whole packed words.
+  if (ctx.attr("layout").as_string() == "rotate_half" && (io == "f16" || cache == "f16") && dim % 4 != 0) {
+    return "rotate_half with packed f16 needs head_dim % 4 == 0, not " + std::to_string(dim);
+  }
+  if (has_norm(ctx) && !(is_constant(ctx, kNormWeights) && is_constant(ctx, kNormWeights + 1))) {
+    return "the norm weights must be constants (they are copied into the node's table once)";
+  }
+  if (lanes(ctx) > kWorkgroupSize) return "head_dim " + std::to_string(dim) + " needs more than one workgroup per row";
+  if (auto why = workgroup_guard(ctx, kWorkgroupSize, 4 * kWorkgroupSize); !why.empty()) return why;
+  const uint64_t per_workgroup = kWorkgroupSize / lanes(ctx);
+  const uint64_t max_rows = rows(ctx.input_max_shape(0), ctx.input_max_shape(1));
+  if (auto why = workgroups_guard(ctx, (max_rows + per_workgroup - 1) / per_workgroup); !why.empty()) return why;
+  return check_rank_and_size(ctx);
+}
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+  const int64_t dim = ctx.input_max_shape(0)[3];
+  std::vector<uint32_t> table = transformer::rope_turns(ctx, dim);
+  const auto norm_base = static_cast<uint32_t>(table.size());
+  uint32_t norm_words = 0;
+  if (has_norm(ctx)) {
+    norm_words = static_cast<uint32_t>(runtime::storage_bytes(ctx.input(kNormWeights).storage, dim) / 4);
+    table.resize(table.size() + 2 * size_t{norm_words}, 0);
+  }
+  auto buffer = std::make_shared<gpu::Buffer>(ctx.gpu(), table.data(), table.size() * 4, ctx.label() + " table");
+  if (has_norm(ctx)) {
+    // Constants never change after the program uploads them: one copy serves every execution.
+    gpu::Recorder rec(ctx.gpu(), ctx.label() + " norm weights");
+    for (size_t w = 0; w < 2; ++w) {
+      const runtime::TensorRef& weight = ctx.input(kNormWeights + w);
+      rec.copy(*weight.buffer, weight.offset, *buffer, (norm_base + w * norm_words) * uint64_t{4},
+               uint64_t{norm_words} * 4);
+    }
+    rec.submit();
+  }
+
+  const gpu::Kernel& kernel = attention::kernel(ctx, variant_name(ctx));
+  const float eps = static_cast<float>(ctx.attr("eps").as_float());
+  const float inv_n = static_cast<float>(1.0 / static_cast<double>(dim));
+  // The table buffer must live as long as the exec: the update keeps it.
+  const uint32_t row_units = units(ctx), row_lanes = lanes(ctx);
+  auto update = [buffer, eps, inv_n, norm_base, norm_words, row_units, row_lanes](const NodeContext& c) {
+    const std::vector<int64_t>& q = c.input_shape(0);      // [B, S, Hq, D]
+    const std::vector<int64_t>& k = c.input_shape(1);      // [B, S, Hkv, D]
+    const std::vector<int64_t>& cache = c.input_shape(3);  // [B, Hkv, MaxS, D]
+    const uint32_t pos = position(c, kPos, q[1], cache[2]);
+    const uint64_t n = rows(q, k);
+    const auto q_rows = static_cast<uint32_t>(q[0] * q[1] * q[2]);
+    const auto kv_rows = static_cast<uint32_t>(k[0] * k[1] * k[2]);
+    DispatchExec::Launch l;
+    l.params = {static_cast<uint32_t>(n),
+                q_rows,
+                kv_rows,
+                static_cast<uint32_t>(q[1]),
+                static_cast<uint32_t>(q[2]),
+                static_cast<uint32_t>(k[2]),
+                static_cast<uint32_t>(q[3]),
+                static_cast<uint32_t>(cache[2]),
+                pos,
+                std::bit_cast<uint32_t>(inv_n),
+                std::bit_cast<uint32_t>(eps),
+                norm_base,
+                norm_words,
+                row_lanes,
+                row_units,
+                0};
+    const uint64_t per_workgroup = kWorkgroupSize / row_lanes;
+    l.workgroups = (n + per_workgroup - 1) / per_workgroup;
+    return l;
+  };
+  auto dispatch = std::make_unique<DispatchExec>(
+      ctx, kernel,
+      std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(),
+                                      {buffer.get(), 0, 0}, ctx.output(0).binding(), ctx.output(1).binding(),
+                                      ctx.output(2).binding()},
+      kParamWords, update);
+  return std::make_unique<CacheUpdateExec>(ctx, rope_update_cache_in_place(), std::move(dispatch));
+}
+
+}  // namespace
+
+runtime::Route rope_update_cache_route() { return {"rope_update_cache", guard, build}; }
+
+runtime::InPlace rope_update_cache_in_place() { return {{3, 1}, {4, 2}}; }
+
+}  // namespace wgx::ops::attention
