@@ -6,6 +6,8 @@
 // scratch and swiglu_pairs.wgsl finishes it (as does q4_gemv for an f16 output of odd width).
 // Routes, in order:
 //   q4_gemv   q4gsw, M <= 4 at max shapes: one read of the weights for all rows (decode)
+//   q4_gemm   q4gsw, M > 4: the prefill GEMM with split-K (gemm.cpp); the two below serve when
+//             it declines (the quant_gemm option off, or too little workgroup memory)
 //   q4_bk64   q4gsw, M > 4, K % 64 == 0 (so no slice straddles K; groups of 32..128 tile it):
 //             tiled, 64-deep K slices (prefill)
 //   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32)
@@ -36,6 +38,7 @@ using runtime::NodeContext;
 constexpr uint64_t kGemvRows = 4;    // R in *_gemv.wgsl
 constexpr uint64_t kTile = 64;       // BM = BN in tiled.wgsl
 constexpr uint64_t kWorkgroup = 256;
+constexpr uint64_t kSubgroupWorkgroup = 64;  // q4_gemv's sg variant
 constexpr size_t kParamWords = 12;
 constexpr uint64_t kGemvStorage = 256 * 32;    // red in dense_gemv.wgsl
 constexpr uint64_t kQ4GemvStorage = 256 * 16;  // red in q4_gemv.wgsl
@@ -108,18 +111,22 @@ uint64_t rows_now(const NodeContext& ctx) {
   return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
 }
 
-// q4_gemv's reduction: "wg" (workgroup memory) by default, or with the quant_gemv_reduce option
-// "sg" (one subgroup per column group, subgroupAdd), which needs subgroups of one fixed size that
-// divides the workgroup (the host lays out the columns by it; without them "sg" is a build error
-// that says so). On the H200 "wg" is the faster (PERFORMANCE.md).
+// q4_gemv's reduction: "sg" (one subgroup per column group, subgroupAdd) needs subgroups of one
+// fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
+// memory) runs anywhere. The default, measured on the H200 (PERFORMANCE.md): sg for wide
+// products over short rows (N >= 8192, K <= 4096: lm_head, gate/up), where it is 10-20% faster;
+// wg for the rest (a subgroup walking a long row is slower). The quant_gemv_reduce option forces
+// one ("sg" on a device without fixed-size subgroups is a build error that says so).
 bool subgroups_fixed(const NodeContext& ctx) {
   const gpu::AdapterDescription& a = ctx.gpu().adapter();
   return ctx.gpu().features().subgroups && a.subgroup_min_size > 0 && a.subgroup_min_size == a.subgroup_max_size &&
-         kWorkgroup % a.subgroup_min_size == 0;
+         kSubgroupWorkgroup % a.subgroup_min_size == 0;
 }
 bool subgroup_reduce(const NodeContext& ctx) {
   const std::string o = option(ctx, "quant_gemv_reduce");
-  return o == "sg";
+  if (!o.empty()) return o == "sg";
+  const std::vector<int64_t> w = ctx.input_max_shape(1);
+  return subgroups_fixed(ctx) && w[0] >= 8192 && w[1] <= 4096;
 }
 
 // Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
@@ -136,23 +143,14 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f) {
   return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, f.q4 ? 64 : 128)));
 }
 
-// q4_gemv's chunks per lane loaded at once: 1, or 2 or 4 by the quant_gemv_unroll option (tuning:
-// on the H200 more registers per lane cost more than the extra bytes in flight gain).
-uint32_t unroll(const NodeContext& ctx) {
-  const std::string o = option(ctx, "quant_gemv_unroll");
-  return o.empty() ? 1 : static_cast<uint32_t>(std::stoul(o));
-}
-
 std::string check_tpc_option(const NodeContext& ctx) {
   const std::string reduce = option(ctx, "quant_gemv_reduce");
   if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
     return "the quant_gemv_reduce option is '" + reduce + "', not sg or wg";
   }
   if (reduce == "sg" && !subgroups_fixed(ctx)) {
-    return "the quant_gemv_reduce option asks for sg, but this device has no subgroups of one fixed size dividing 256";
+    return "the quant_gemv_reduce option asks for sg, but this device has no subgroups of one fixed size dividing 64";
   }
-  const std::string u = option(ctx, "quant_gemv_unroll");
-  if (!u.empty() && u != "1" && u != "2" && u != "4") return "the quant_gemv_unroll option is '" + u + "', not 1, 2 or 4";
   const std::string o = option(ctx, "quant_gemv_tpc");
   if (o.empty()) return "";
   for (int v = 1; v <= 256; v *= 2) {
@@ -170,6 +168,7 @@ std::string check_node(const NodeContext& ctx, bool q4) {
     if (!d.is_const()) return "the weight's shape is symbolic";
   }
   if (auto why = check_tpc_option(ctx); !why.empty()) return why;
+  if (auto why = q4_gemm_option_check(ctx); q4 && !why.empty()) return why;
   return check_rank_and_size(ctx);
 }
 
@@ -186,11 +185,10 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
   return check_limits(ctx, info(kernel).buffers, info(kernel).storage);
 }
 
-const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f) {
+const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows) {
   std::string name = info(k).variant_prefix;
   if (k == Kernel::Q4Gemv) {
-    name += std::string(f.f16 ? "f16" : "f32") + (subgroup_reduce(ctx) ? ".sg" : ".wg") + ".u" +
-            std::to_string(unroll(ctx));
+    name += std::string(f.f16 ? "f16" : "f32") + (subgroup_reduce(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
@@ -204,37 +202,40 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f) {
 class Exec : public Steps {
  public:
   void resize(const NodeContext& ctx) override {
-    for (runtime::NodeExec* e : {main.get(), gemv.get()}) {
+    for (runtime::NodeExec* e : {main.get(), gemv.get(), gemv_one.get()}) {
       if (e) e->resize(ctx);
     }
     Steps::resize(ctx);
     use_gemv_ = gemv && (!main || rows_now(ctx) <= kGemvRows);
+    one_row_ = gemv_one && rows_now(ctx) == 1;
   }
   void record(gpu::Recorder& rec) override {
-    (use_gemv_ ? gemv : main)->record(rec);
+    (use_gemv_ ? (one_row_ ? gemv_one : gemv) : main)->record(rec);
     if (!(use_gemv_ ? gemv_direct : main_direct)) Steps::record(rec);  // the pass after a product into scratch
   }
 
-  std::unique_ptr<runtime::NodeExec> main, gemv;
+  // The product kernel, the gemv kernel for few rows (M <= 4) and q4_gemv's one-row variant.
+  std::unique_ptr<runtime::NodeExec> main, gemv, gemv_one;
   bool main_direct = false, gemv_direct = false;  // the kernel writes the output itself
 
  private:
-  bool use_gemv_ = false;
+  bool use_gemv_ = false, one_row_ = false;
 };
 
+// `rows`: rows of x per workgroup (q4_gemv: 1 or 4; dense_gemv: 4; tiled: 64).
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
-                                      const std::vector<gpu::BufferBinding>& buffers) {
+                                      const std::vector<gpu::BufferBinding>& buffers, uint64_t rows) {
   const uint32_t tpc = lanes(ctx, f);
+  const bool sg = k == Kernel::Q4Gemv && subgroup_reduce(ctx);
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
                    (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0);
   // The scratch holds all of the product's columns: one output as far as the product is concerned.
   const uint64_t split0 = direct ? f.widths[0] : f.n;
   const uint64_t split1 = direct ? f.widths[0] + f.widths[1] : f.n;
-  auto update = [k, f, tpc, flags, split0, split1](const NodeContext& c) {
+  auto update = [k, f, tpc, sg, flags, split0, split1, rows](const NodeContext& c) {
     const uint64_t m = rows_now(c);
-    const uint64_t rows = is_gemv(k) ? kGemvRows : kTile;
-    const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * kWorkgroup / tpc
+    const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * (sg ? kSubgroupWorkgroup : kWorkgroup) / tpc
                           : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
                                                    : kTile;
     const uint64_t tiles_n = ceil_div(f.n, cols);
@@ -245,7 +246,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * tiles_n;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f), buffers, kParamWords, update);
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows), buffers, kParamWords, update);
 }
 
 std::unique_ptr<DispatchExec> split_pass(const NodeContext& ctx, const Facts& f, gpu::BufferBinding scratch,
@@ -301,26 +302,27 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel k
     exec->add(f.swiglu ? swiglu_pass(ctx, scratch[0], outs[0]) : split_pass(ctx, f, scratch[0], outs));
   }
   const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
-  auto make = [&](Kernel k) {
+  auto make = [&](Kernel k, uint64_t rows) {
     const std::array<gpu::BufferBinding, 3>& t = f.direct(k) ? outs : scratch;
     if (k == Kernel::Q4Gemv) {
       // The nibbles as vec4s (K / 2 bytes per row: whole vec4s), the whole tensor for the scales.
       const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
-      return product(ctx, k, f, {x, nibbles, w, bias, t[0], t[1], t[2]});
+      return product(ctx, k, f, {x, nibbles, w, bias, t[0], t[1], t[2]}, rows);
     }
-    return product(ctx, k, f, {x, w, bias, t[0], t[1], t[2]});
+    return product(ctx, k, f, {x, w, bias, t[0], t[1], t[2]}, rows);
+  };
+  auto add_gemv = [&](Kernel k) {
+    exec->gemv = make(k, kGemvRows);
+    if (k == Kernel::Q4Gemv) exec->gemv_one = make(k, 1);
+    exec->gemv_direct = f.direct(k);
   };
   if (is_gemv(kernel)) {
-    exec->gemv = make(kernel);
-    exec->gemv_direct = f.direct(kernel);
+    add_gemv(kernel);
     return exec;
   }
-  exec->main = make(kernel);
+  exec->main = make(kernel, kTile);
   exec->main_direct = f.direct(kernel);
-  if (gemv_fallback) {
-    exec->gemv = make(small);
-    exec->gemv_direct = f.direct(small);
-  }
+  if (gemv_fallback) add_gemv(small);
   return exec;
 }
 
@@ -331,9 +333,19 @@ runtime::Route route(const char* name, Op op, bool q4, Kernel k) {
 
 }  // namespace
 
+std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx) {
+  if (auto why = check_node(ctx, true); !why.empty()) return why;
+  return check_limits(ctx, info(Kernel::Q4Gemv).buffers, info(Kernel::Q4Gemv).storage);
+}
+
+std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, const std::string& op_name) {
+  const Op op = op_name == "linear_qkv" ? Op::Qkv : op_name == "linear_swiglu" ? Op::Swiglu : Op::Linear;
+  return build(ctx, op, Kernel::Q4Gemv);
+}
+
 std::vector<runtime::Route> product_routes(const std::string& op_name) {
   const Op op = op_name == "linear_qkv" ? Op::Qkv : op_name == "linear_swiglu" ? Op::Swiglu : Op::Linear;
-  std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv),
+  std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv), q4_gemm_route(op_name),
                                 route("q4_bk64", op, true, Kernel::Bk64),
                                 route("q4_bk32", op, true, Kernel::Bk32)};
   if (op != Op::Linear) {

@@ -5,8 +5,7 @@
 // neighbouring columns and lane t of it takes the vec4s t, t + L, ... of each of them: the
 // group's lanes read contiguous runs of every row, and every x value a lane loads serves C
 // columns. Each vec4's sum of (nibble - 8) * x is taken in f32 and scaled once (a vec4 lies
-// within one group; a lane loads U chunks of its columns before it uses them, so more bytes are
-// in flight); the L partial sums of a column are then reduced one row of x at a time:
+// within one group); the L partial sums of a column are then reduced one row of x at a time:
 // {{reduction_doc}}. Output columns are split into up to three tensors (linear_qkv), or
 // neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
 struct Params {
@@ -32,10 +31,9 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> Out1: array<u32>;
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 
-const WG = 256u;
-const R = 4u;  // rows of x per workgroup
+const WG = {{workgroup_size}}u;  // 256 (wg), 64 (sg: more workgroups for narrow products)
+const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4
 const C = 4u;  // columns per lane group
-const U = {{unroll}}u;  // chunks per lane loaded at once
 const BIAS = 1u;
 const SCALE_F16 = 2u;
 const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
@@ -94,7 +92,7 @@ fn put2(m: u32, n: u32, v: vec2<f32>) {
   }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32{{builtins}}) {
   let wg = wgx_workgroup_index(wid, nwg);
@@ -107,38 +105,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // The group's columns; missing ones (past N) repeat the last and are not written.
   let last = params.n - 1u;
   let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
-  var acc = array<vec4<f32>, R>(vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>());  // [row][column]
+  var acc: array<vec4<f32>, R>;  // [row][column]
+  for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
   if (n0 < params.n) {
-    // U chunks per lane and step, all loaded before any is used (more bytes in flight); a chunk
-    // past K repeats the last one and is skipped.
-    for (var c0 = t; c0 < chunks; c0 += U * lanes) {
-      var q: array<array<vec4<u32>, C>, U>;
-      var s: array<vec4<f32>, U>;
-      for (var u = 0u; u < U; u++) {
-        let c = min(c0 + u * lanes, chunks - 1u);
-        for (var j = 0u; j < C; j++) { q[u][j] = W[cols[j] * chunks + c]; }
-        let g = (c << 5u) >> params.group_shift;
-        s[u] = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
-                         scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
-      }
+    for (var c = t; c < chunks; c += lanes) {
+      var q: array<vec4<u32>, C>;
+      for (var j = 0u; j < C; j++) { q[j] = W[cols[j] * chunks + c]; }
+      let g = (c << 5u) >> params.group_shift;
+      let s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
+                        scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
       // Constant trip counts and no early exits: the loops unroll and the arrays stay in
       // registers (a dynamic index would put them in slow per-invocation memory).
-      for (var u = 0u; u < U; u++) {
-        let c = c0 + u * lanes;
-        for (var r = 0u; r < R; r++) {
-          if (c < chunks && r < rows) {
-            var d = vec4<f32>();  // the chunk's sums per column, before the scale
-            for (var h = 0u; h < 4u; h++) {
-              let xv = x8((m0 + r) * params.k + (c << 5u) + 8u * h);
-              let x0 = xv[0] * kPlace;
-              let x1 = xv[1] * kPlace;
-              for (var j = 0u; j < C; j++) {
-                let a = nibbles(q[u][j][h]);
-                d[j] += dot(a[0], x0) + dot(a[1], x1);
-              }
+      for (var r = 0u; r < R; r++) {
+        if (r < rows) {
+          var d = vec4<f32>();  // the chunk's sums per column, before the scale
+          for (var h = 0u; h < 4u; h++) {
+            let xv = x8((m0 + r) * params.k + (c << 5u) + 8u * h);
+            let x0 = xv[0] * kPlace;
+            let x1 = xv[1] * kPlace;
+            for (var j = 0u; j < C; j++) {
+              let a = nibbles(q[j][h]);
+              d[j] += dot(a[0], x0) + dot(a[1], x1);
             }
-            acc[r] += s[u] * d;
           }
+          acc[r] += s * d;
         }
       }
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,20 @@
 
 namespace wgx::ops::quant {
 
-// linear, linear_qkv or linear_swiglu. linear: q4_gemv, q4_bk64, q4_bk32 (q4gsw weights only:
+// linear, linear_qkv or linear_swiglu. linear: q4_gemv, q4_gemm, q4_bk64, q4_bk32 (q4gsw weights only:
 // linalg's routes take the dense ones). linear_qkv and linear_swiglu: those, then gemv and tiled
 // for f32 and f16 weights.
 std::vector<runtime::Route> product_routes(const std::string& op);
+// q4_gemm (gemm.cpp), the GEMM of linear, linear_qkv or linear_swiglu for a q4gsw weight at
+// M > 4; product_routes places it after q4_gemv.
+runtime::Route q4_gemm_route(const std::string& op);
+// "" when q4_gemm's options (quant_gemm, quant_gemm_split, quant_gemm_rows) are well formed, else
+// which is not: every q4gsw route declines then, so a malformed option is a build error.
+std::string q4_gemm_option_check(const runtime::NodeContext& ctx);
+// What q4_gemv needs of a node besides M <= 4 ("" or why not), and its executable part, which
+// the GEMM routes run whenever the current M is at most 4 (products.cpp).
+std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx);
+std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, const std::string& op);
 // embedding with a q4gsw table: q4_gather.
 std::vector<runtime::Route> embedding_routes();
 

@@ -192,7 +192,8 @@ class Embeddings {
 };
 
 // The test matrix: prime M, N and K where the format allows (K is a multiple of the group),
-// every route, group sizes 32/64/128, f32 and f16 scales and activations, with and without bias.
+// every route but the two that q4_gemm precedes (q4_bk64 and q4_bk32: test_options.cpp turns
+// q4_gemm off), group sizes 32/64/128, f32 and f16 scales and activations, with and without bias.
 inline const std::vector<ProductSpec>& product_specs() {
   const DType f32 = DType::f32, f16 = DType::f16;
   static const std::vector<ProductSpec> specs{
@@ -203,22 +204,33 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"g1_k2048", 1, 11, 2048, 128, f32, f32, true, {}, "q4_gemv"},
       {"g3_x16", 3, 113, 128, 128, f32, f16, true, {}, "q4_gemv"},  // odd N: f32 scratch + pack
       {"g4_x16_even", 4, 38, 96, 32, f16, f16, false, {}, "q4_gemv"},  // f16 written in pairs
-      // linear, q4_bk64 (M > 4, K % 64 == 0)
-      {"t5", 5, 113, 64, 64, f32, f32, true, {}, "q4_bk64"},
-      {"t37", 37, 11, 128, 128, f16, f32, false, {}, "q4_bk64"},
-      {"t37_x16", 37, 113, 128, 32, f32, f16, true, {}, "q4_bk64"},
-      {"t5_x16_even", 5, 40, 64, 32, f16, f16, true, {}, "q4_bk64"},
-      {"t37_k2048", 37, 11, 2048, 64, f16, f32, true, {}, "q4_bk64"},
-      // linear, q4_bk32 (K = 96: not a multiple of 64)
-      {"f37", 37, 113, 96, 32, f32, f32, true, {}, "q4_bk32"},
-      {"f5_x16", 5, 11, 96, 32, f16, f16, false, {}, "q4_bk32"},
-      // linear, M symbolic in [1, 37]: q4_bk64, dispatching q4_gemv while M <= 4
-      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk64", true},
-      {"sym_x16", 37, 64, 64, 64, f32, f16, false, {}, "q4_bk64", true, true},  // x [1, M, K]
+      // linear, q4_gemm (M > 4): at these sizes K splits over every slice but one (partials, then
+      // the reduce pass), or the GEMM writes y itself where K = 32 is one slice
+      {"t5", 5, 113, 64, 64, f32, f32, true, {}, "q4_gemm"},
+      {"t37", 37, 11, 128, 128, f16, f32, false, {}, "q4_gemm"},
+      {"t37_x16", 37, 113, 128, 32, f32, f16, true, {}, "q4_gemm"},  // odd N: the reduce pass packs
+      {"t5_x16_even", 5, 40, 64, 32, f16, f16, true, {}, "q4_gemm"},
+      {"t37_k2048", 37, 11, 2048, 64, f16, f32, true, {}, "q4_gemm"},  // 64 splits
+      {"f37", 37, 113, 96, 32, f32, f32, true, {}, "q4_gemm"},         // K = 96: three slices
+      {"f5_x16", 5, 11, 96, 32, f16, f16, false, {}, "q4_gemm"},
+      {"m251", 251, 37, 64, 64, f32, f32, true, {}, "q4_gemm"},         // 128-row tiles, two of them
+      {"m131_x16", 131, 139, 96, 32, f16, f16, false, {}, "q4_gemm"},  // 64-row tiles x 3, two column tiles
+      {"m67_k32", 67, 113, 32, 32, f32, f32, true, {}, "q4_gemm"},      // one split: y written directly
+      {"m41_x16_k32", 41, 38, 32, 32, f16, f16, true, {}, "q4_gemm"},  // directly, f16 pairs, N % 4 == 2
+      {"m133_x16_k32", 133, 260, 32, 32, f16, f16, false, {}, "q4_gemm"},  // directly, 3 x 3 tiles
+      {"m37_x16_k32_odd", 37, 113, 32, 32, f32, f16, true, {}, "q4_gemm"},  // one split, the reduce pass packs
+      // linear, M symbolic in [1, 37]: q4_gemm, dispatching q4_gemv while M <= 4
+      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_gemm", true},
+      {"sym_x16", 37, 64, 64, 64, f32, f16, false, {}, "q4_gemm", true, true},  // x [1, M, K]
+      // M symbolic in [1, 300]: both tile heights as M changes
+      {"sym_big", 300, 139, 64, 32, f32, f16, true, {}, "q4_gemm", true},
       // linear_qkv
       {"qkv_g1", 1, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
-      {"qkv_t37_x16", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk64", false, true},
-      {"qkv_f37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_bk32"},
+      {"qkv_t37_x16", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_gemm", false, true},
+      {"qkv_f37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_gemm"},
+      {"qkv_m53_x16_k32", 53, 64, 32, 32, f32, f16, true, {32, 16, 16}, "q4_gemm", false, true},  // directly
+      {"qkv_m37_x16_odd", 37, 41, 64, 32, f16, f16, true, {11, 13, 17}, "q4_gemm"},  // the reduce pass packs
+      {"qkv_m70_k32", 70, 200, 32, 32, f32, f32, true, {136, 32, 32}, "q4_gemm"},  // directly, a split inside a tile
       {"qkv_d3", 3, 23, 37, 0, f32, f32, true, {11, 5, 7}, "gemv"},
       {"qkv_d4_x16", 4, 32, 40, 0, f32, f16, true, {16, 8, 8}, "gemv"},
       {"qkv_d37", 37, 23, 113, 0, f32, f32, true, {11, 5, 7}, "tiled"},
@@ -227,9 +239,13 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"sw_g1", 1, 38, 64, 32, f32, f32, true, {}, "q4_gemv", false, false, true},        // in the epilogue
       {"sw_g3_x16", 3, 44, 128, 64, f16, f16, true, {}, "q4_gemv", false, false, true},   // f16 pairs
       {"sw_g2_x16_odd", 2, 26, 96, 32, f32, f16, false, {}, "q4_gemv", false, false, true},  // scratch + pass
-      {"sw_t37", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk64", false, false, true},     // scratch + pass
-      {"sw_f5_x16", 5, 22, 96, 32, f16, f16, false, {}, "q4_bk32", false, false, true},
-      {"sw_sym", 37, 46, 128, 64, f32, f16, true, {}, "q4_bk64", true, true, true},       // gemv at M <= 4
+      {"sw_t37", 37, 42, 128, 32, f32, f32, true, {}, "q4_gemm", false, false, true},     // the reduce pass pairs
+      {"sw_f5_x16", 5, 22, 96, 32, f16, f16, false, {}, "q4_gemm", false, false, true},
+      {"sw_sym", 37, 46, 128, 64, f32, f16, true, {}, "q4_gemm", true, true, true},       // gemv at M <= 4
+      {"sw_m37_k32", 37, 42, 32, 32, f32, f32, true, {}, "q4_gemm", false, false, true},  // directly, N % 4 == 2
+      {"sw_m37_x16_k32", 37, 44, 32, 32, f16, f16, true, {}, "q4_gemm", false, false, true},  // directly, f16 pairs
+      {"sw_m5_x16_odd", 5, 26, 64, 32, f32, f16, false, {}, "q4_gemm", false, false, true},   // N / 2 odd
+      {"sw_m137", 137, 262, 128, 128, f16, f32, true, {}, "q4_gemm", false, false, true},     // 64-row tiles x 3
       {"sw_d3", 3, 20, 37, 0, f32, f32, true, {}, "gemv", false, false, true},
       {"sw_d37_x16", 37, 26, 40, 0, f32, f16, false, {}, "tiled", false, false, true},
   };

@@ -1,8 +1,11 @@
 // The q4 gemv tuning options: quant_gemv_tpc (lanes per column pair or group in the workgroup
 // reductions) at its extremes and quant_gemv_reduce (sg: subgroupAdd, wg: workgroup memory)
-// both ways, with 1, 2 or 4 chunks per lane loaded at once (quant_gemv_unroll), give results
-// within the bound, and a bad value is a build error that names the
-// option.
+// both ways (and the one-row and four-row kernels, by the specs' M) give results within the
+// bound, and a bad value is a build error that names the
+// option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
+// forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32.
+#include <array>
+
 #include "quant_program.h"
 
 namespace wgx::runtime {
@@ -28,30 +31,28 @@ TEST(QuantOptions, GemvLaneCountsGiveTheSameResults) {
   }
 }
 
-TEST(QuantOptions, EveryReductionAndUnrollMatches) {
+TEST(QuantOptions, BothReductionsMatch) {
   const gpu::AdapterDescription& a = testing::shared_context().adapter();
   const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
   for (const char* reduce : {"wg", "sg"}) {
-    for (const char* unroll : {"1", "2", "4"}) {
-      SCOPED_TRACE(std::string(reduce) + " unroll " + unroll);
-      if (std::string(reduce) == "sg" && !fixed) GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
-      graph::GraphBuilder b;
-      Products p;
-      const DType f16 = DType::f16, f32 = DType::f32;
-      const std::vector<testing::ProductSpec> specs{
-          {"a", 4, 113, 128, 32, f16, f32, true, {}, "q4_gemv"},
-          {"b", 1, 38, 2048, 64, f32, f16, false, {}, "q4_gemv"},
-          {"qkv", 2, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
-          {"sw", 1, 44, 128, 32, f32, f16, true, {}, "q4_gemv", false, false, true},
-          {"sw_odd", 3, 38, 64, 32, f16, f32, false, {}, "q4_gemv", false, false, true},
-      };
-      for (const auto& s : specs) p.add(b, s);
-      Program prog(testing::shared_context(), b.build(), b.weights(),
-                   {{"quant_gemv_reduce", reduce}, {"quant_gemv_unroll", unroll}});
-      for (const auto& s : specs) p.set(prog, s.name, s.m);
-      prog.execute();
-      for (const auto& s : specs) p.verify(prog, s.name);
-    }
+    SCOPED_TRACE(reduce);
+    if (std::string(reduce) == "sg" && !fixed) GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
+    graph::GraphBuilder b;
+    Products p;
+    const DType f16 = DType::f16, f32 = DType::f32;
+    const std::vector<testing::ProductSpec> specs{
+        {"a", 4, 113, 128, 32, f16, f32, true, {}, "q4_gemv"},
+        {"b", 1, 38, 2048, 64, f32, f16, false, {}, "q4_gemv"},
+        {"qkv", 2, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
+        {"sw", 1, 44, 128, 32, f32, f16, true, {}, "q4_gemv", false, false, true},
+        {"sw_odd", 3, 38, 64, 32, f16, f32, false, {}, "q4_gemv", false, false, true},
+    };
+    for (const auto& s : specs) p.add(b, s);
+    Program prog(testing::shared_context(), b.build(), b.weights(),
+                 {{"quant_gemv_reduce", reduce}});
+    for (const auto& s : specs) p.set(prog, s.name, s.m);
+    prog.execute();
+    for (const auto& s : specs) p.verify(prog, s.name);
   }
 }
 
@@ -76,6 +77,92 @@ TEST(QuantOptions, BadLaneCountIsABuildError) {
     FAIL() << "built";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("the quant_gemv_tpc option is '48'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(QuantOptions, GemmSplitsAndTileHeightsGiveTheSameResults) {
+  const DType f16 = DType::f16, f32 = DType::f32;
+  const std::vector<testing::ProductSpec> specs{
+      {"a", 37, 113, 128, 32, f16, f32, true, {}, "q4_gemm"},
+      {"b", 41, 38, 256, 64, f32, f16, true, {}, "q4_gemm"},     // 8 slices: 3 splits of 3, 3, 2
+      {"odd", 37, 113, 64, 32, f32, f16, false, {}, "q4_gemm"},  // odd f16 width: the reduce pass packs
+      {"qkv", 37, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemm"},
+      {"qkv_x16", 37, 64, 96, 32, f16, f16, false, {32, 16, 16}, "q4_gemm", false, true},
+      {"sw", 37, 44, 128, 32, f32, f16, true, {}, "q4_gemm", false, false, true},
+      {"sw_tail", 37, 42, 64, 64, f16, f32, false, {}, "q4_gemm", false, false, true},  // N % 4 == 2
+      {"sym", 133, 139, 64, 32, f32, f32, true, {}, "q4_gemm", true},
+  };
+  struct Case {
+    const char* split;
+    const char* rows;  // "" by shape
+    size_t reduced;    // nodes that take the reduce pass
+  };
+  // One split: the GEMM writes y itself but for the odd f16 width; 3 or more than the slices
+  // (one split per slice): partials for all.
+  for (const Case& c : {Case{"1", "128", 1}, Case{"3", "64", 8}, Case{"1000", "", 8}}) {
+    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows);
+    RuntimeOptions options{{"quant_gemm_split", c.split}};
+    if (*c.rows) options["quant_gemm_rows"] = c.rows;
+    graph::GraphBuilder b;
+    Products p;
+    for (const auto& s : specs) p.add(b, s);
+    Program prog(testing::shared_context(), b.build(), b.weights(), options);
+    for (const auto& s : specs) p.set(prog, s.name, s.m);
+    prog.execute();
+    for (const auto& s : specs) p.verify(prog, s.name);
+    EXPECT_EQ(prog.dispatches_per_execute(), specs.size() + c.reduced);
+    for (int64_t m : {3, 70, 5}) {  // q4_gemv's part, then the GEMM again
+      p.set(prog, "sym", m);
+      prog.execute();
+      p.verify(prog, "sym");
+    }
+  }
+}
+
+TEST(QuantOptions, GemmOffLeavesPrefillToTheTiledRoutes) {
+  const DType f16 = DType::f16, f32 = DType::f32;
+  const std::vector<testing::ProductSpec> specs{
+      {"t37", 37, 113, 128, 64, f32, f32, true, {}, "q4_bk64"},
+      {"f37_x16", 37, 11, 96, 32, f16, f16, false, {}, "q4_bk32"},  // K = 96, odd N: scratch + pack
+      {"qkv", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk64", false, true},
+      {"qkv_f37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_bk32"},
+      {"sw", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk64", false, false, true},
+      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk64", true},
+  };
+  graph::GraphBuilder b;
+  Products p;
+  for (const auto& s : specs) p.add(b, s);
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemm", "off"}});
+  for (const auto& s : specs) p.set(prog, s.name, s.m);
+  prog.execute();
+  for (const auto& s : specs) p.verify(prog, s.name);
+  for (int64_t m : {3, 5}) {
+    p.set(prog, "sym", m);
+    prog.execute();
+    p.verify(prog, "sym");
+  }
+  EXPECT_EQ(p.choice(prog, "t37").rejected,
+            (std::vector<std::string>{"q4_gemv: M is up to 37; q4_gemv takes M <= 4", "q4_gemm: the quant_gemm option is off"}));
+}
+
+TEST(QuantOptions, BadGemmOptionsAreBuildErrors) {
+  const std::vector<std::array<const char*, 3>> cases{
+      {"quant_gemm", "yes", "the quant_gemm option is 'yes'"},
+      {"quant_gemm_split", "0", "the quant_gemm_split option is '0'"},
+      {"quant_gemm_split", "two", "the quant_gemm_split option is 'two'"},
+      {"quant_gemm_rows", "32", "the quant_gemm_rows option is '32'"},
+  };
+  for (const auto& [name, value, message] : cases) {
+    SCOPED_TRACE(name);
+    graph::GraphBuilder b;
+    Products p;
+    p.add(b, {"a", 37, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemm"});
+    try {
+      Program prog(testing::shared_context(), b.build(), b.weights(), {{name, value}});
+      ADD_FAILURE() << "built";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
   }
 }
 

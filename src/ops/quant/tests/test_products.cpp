@@ -1,7 +1,10 @@
 // linear with q4gsw weights and linear_qkv (q4gsw, f32, f16) on the GPU against a double
 // reference computed from the host-dequantized weights (and the f16-rounded inputs), held to
 // quant_test_util.h's bound; the route each node takes and why the others declined; one dispatch
-// per node (plus a pack pass for f16 outputs of odd width); and M symbolic across executions.
+// per node (plus q4_gemm's reduce pass where it splits K or packs odd f16 widths, and the pack
+// and swiglu passes of the other routes); and M symbolic across executions.
+#include <algorithm>
+
 #include "quant_program.h"
 
 namespace wgx::runtime {
@@ -14,32 +17,43 @@ TEST(QuantProducts, EveryNodeMatchesTheDequantizedReference) {
   for (const std::string& name : s.products.names()) s.products.set(*s.prog, name, s.products.spec(name).m);
   s.prog->execute();
   for (const std::string& name : s.products.names()) s.products.verify(*s.prog, name);
-  // One dispatch per node; the four f16 nodes with an odd output width add a pack pass each, and
-  // the six linear_swiglu nodes whose kernel writes f32 scratch add the swiglu pass.
+  // One dispatch per node; q4_gemm nodes add the reduce pass unless K = 32 (one slice: no split)
+  // and the output is f32 or of even widths; of the other nodes, the two f16 nodes with an odd
+  // output width add a pack pass each, and the three linear_swiglu nodes whose kernel writes f32
+  // scratch add the swiglu pass.
+  size_t reduced = 0;
+  for (const testing::ProductSpec& p : testing::product_specs()) {
+    const std::vector<int64_t> widths = p.splits.empty() ? std::vector<int64_t>{p.swiglu ? p.n / 2 : p.n} : p.splits;
+    const bool odd_f16 =
+        p.x == graph::DType::f16 && std::any_of(widths.begin(), widths.end(), [](int64_t w) { return w % 2 != 0; });
+    if (std::string(p.route) == "q4_gemm" && (p.k > 32 || odd_f16)) ++reduced;
+  }
   EXPECT_EQ(s.prog->dispatches_per_execute(),
-            testing::product_specs().size() + testing::embedding_specs().size() + 4 + 6);
+            testing::product_specs().size() + testing::embedding_specs().size() + reduced + 2 + 3);
 }
 
 TEST(QuantProducts, RoutesDeclineForTheirGuards) {
   testing::Shared& s = shared();
   using V = std::vector<std::string>;
   EXPECT_EQ(s.products.choice(*s.prog, "t37").rejected, V{"q4_gemv: M is up to 37; q4_gemv takes M <= 4"});
-  EXPECT_EQ(s.products.choice(*s.prog, "f37").rejected,
-            (V{"q4_gemv: M is up to 37; q4_gemv takes M <= 4", "q4_bk64: K = 96 is not a multiple of 64"}));
+  EXPECT_EQ(s.products.choice(*s.prog, "f37").rejected, V{"q4_gemv: M is up to 37; q4_gemv takes M <= 4"});
   EXPECT_EQ(s.products.choice(*s.prog, "qkv_d37").rejected,
-            (V{"q4_gemv: the weight is not q4gsw", "q4_bk64: the weight is not q4gsw", "q4_bk32: the weight is not q4gsw",
-               "gemv: M is up to 37; gemv takes M <= 4"}));
+            (V{"q4_gemv: the weight is not q4gsw", "q4_gemm: the weight is not q4gsw", "q4_bk64: the weight is not q4gsw",
+               "q4_bk32: the weight is not q4gsw", "gemv: M is up to 37; gemv takes M <= 4"}));
   EXPECT_TRUE(s.products.choice(*s.prog, "g1").rejected.empty());
 }
 
 TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
-  // One program: decode (M = 1) runs the gemv kernel, prefill (M = 37) the BK64 GEMM, then
-  // decode again; every resize recomputes params and dispatch sizes.
+  // One program: decode (M = 1) runs the gemv kernel, prefill (M = 37) the GEMM, then decode
+  // again; every resize recomputes params and dispatch sizes. sym_big also changes tile heights
+  // (the one that pads M less, 128 on a tie): 128 rows at M = 256, 200 and 65, 64 at 300, 131
+  // and 64.
   testing::Shared& s = shared();
-  for (int64_t m : {1, 37, 1, 5, 4, 2}) {
-    for (const char* name : {"sym", "sym_x16", "sw_sym"}) s.products.set(*s.prog, name, m);
+  const std::vector<const char*> names{"sym", "sym_x16", "sw_sym", "sym_big"};
+  for (int64_t m : {1, 37, 1, 5, 4, 2, 300, 131, 3, 256, 64, 65, 200, 1}) {
+    for (const char* name : names) s.products.set(*s.prog, name, std::min<int64_t>(m, s.products.spec(name).m));
     s.prog->execute();
-    for (const char* name : {"sym", "sym_x16", "sw_sym"}) s.products.verify(*s.prog, name);
+    for (const char* name : names) s.products.verify(*s.prog, name);
   }
 }
 
@@ -63,17 +77,22 @@ TEST(QuantProducts, SwigluBoundRejectsSwappedGateAndUp) {
 
 TEST(QuantProducts, BoundRejectsAnOffByOneDecoding) {
   // Negative control: against weights decoded one scale off ((nibble - 9) * scale, as a kernel
-  // with the wrong offset would compute), the correct output is outside the bound.
+  // with the wrong offset would compute), the correct output is outside the bound, for a gemv
+  // node and a GEMM one.
   testing::Shared& s = shared();
-  const testing::ProductSpec& p = s.products.spec("g1");
-  s.products.set(*s.prog, "g1", 1);
-  s.prog->execute();
-  s.products.verify(*s.prog, "g1");
-  std::vector<uint8_t> bytes = s.products.weight("g1").bytes;
-  for (int64_t i = 0; i < p.n * p.k / 2; ++i) bytes[i] -= 0x11;  // the quantizer never writes nibble 0
-  const auto wrong = ops::dequantize_q4gsw(bytes, p.n, p.k, p.group, p.scale);
-  const auto want = testing::linear_dots(s.products.x("g1").values, 1, p.k, wrong, p.n, s.products.bias("g1").values);
-  EXPECT_FALSE(testing::within_bound(s.prog->read_f32("g1.y"), want, p.k, false));
+  for (const char* name : {"g1", "f37"}) {
+    SCOPED_TRACE(name);
+    const testing::ProductSpec& p = s.products.spec(name);
+    s.products.set(*s.prog, name, p.m);
+    s.prog->execute();
+    s.products.verify(*s.prog, name);
+    std::vector<uint8_t> bytes = s.products.weight(name).bytes;
+    for (int64_t i = 0; i < p.n * p.k / 2; ++i) bytes[i] -= 0x11;  // the quantizer never writes nibble 0
+    const auto wrong = ops::dequantize_q4gsw(bytes, p.n, p.k, p.group, p.scale);
+    const auto want =
+        testing::linear_dots(s.products.x(name).values, p.m, p.k, wrong, p.n, s.products.bias(name).values);
+    EXPECT_FALSE(testing::within_bound(s.prog->read_f32(std::string(name) + ".y"), want, p.k, false));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,276 @@
+// The q4_gemm route of linear, linear_qkv and linear_swiglu: a q4gsw weight and M > 4 at max
+// shapes (prefill). q4_gemm.wgsl computes the product in tiles of BM x 128 (BM = 128, or 64
+// where that pads M less) over 32-deep K slices; when the tiles are fewer than 256, each tile's
+// slices are split among up to ceil(256 / tiles) workgroups (split-K), which write f32 partials
+// to scratch, and q4_gemm_reduce.wgsl adds them up and finishes the output (bias, f16 packing,
+// linear_qkv's column split, linear_swiglu's pairs). With one split the GEMM writes the output
+// itself, unless it is f16 of an odd width (its words straddle rows): then the reduce pass
+// packs it. Tile rows and splits are chosen from the current M at every resize; whenever M is
+// at most 4 the node runs q4_gemv's executable part instead (products.cpp).
+// Options (tuning and tests): quant_gemm = off declines the route; quant_gemm_split = S asks for
+// S splits (at most one per slice); quant_gemm_rows = 64 or 128 fixes BM.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "ops/common.h"
+#include "ops/quant/quant_routes.h"
+
+namespace wgx::ops::quant {
+
+namespace {
+
+using runtime::DispatchExec;
+using runtime::NodeContext;
+
+constexpr uint64_t kGemvRows = 4;
+constexpr uint64_t kTileCols = 128;                 // BN in q4_gemm.wgsl
+constexpr uint64_t kSlice = 32;                     // BK
+constexpr uint64_t kTargetWorkgroups = 256;         // what split-K aims for
+constexpr uint64_t kStorage = 2 * kSlice * 128 * 4;  // As and Bs at BM = 128
+constexpr uint32_t kBuffers = 7;
+constexpr uint64_t kWorkgroup = 256;
+constexpr size_t kGemmParams = 16, kReduceParams = 12;
+// Flags of q4_gemm.wgsl (q4_gemm_reduce.wgsl reads BIAS, X_F16 and SWIGLU).
+constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kSwiglu = 64, kPartial = 128;
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t max_rows(const NodeContext& ctx) { return numel(ctx.input_max_shape(0)) / ctx.input_max_shape(0).back(); }
+uint64_t rows_now(const NodeContext& ctx) {
+  const std::vector<int64_t>& x = ctx.input_shape(0);
+  return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
+}
+
+// What is fixed about a node at build time.
+struct Facts {
+  bool f16 = false;  // x, bias and y in f16
+  bool bias = false;
+  bool swiglu = false;
+  uint64_t n = 0, k = 0;             // product columns, depth
+  uint64_t out_n = 0;                // output columns: n, or n / 2 for linear_swiglu
+  std::array<uint64_t, 3> widths{};  // of the outputs
+  bool scratch = false;              // f16 output of an odd width: always through the reduce pass
+  Q4Params q4p;
+};
+
+Facts facts_of(const NodeContext& ctx, const std::string& op) {
+  Facts f;
+  f.f16 = ctx.input(0).dtype == graph::DType::f16;
+  f.bias = ctx.input_count() > 2;
+  f.swiglu = op == "linear_swiglu";
+  const std::vector<int64_t> w = ctx.input_max_shape(1);
+  f.n = static_cast<uint64_t>(w[0]);
+  f.k = static_cast<uint64_t>(w[1]);
+  f.out_n = f.swiglu ? f.n / 2 : f.n;
+  f.widths = {f.out_n, 0, 0};
+  if (op == "linear_qkv") {
+    const std::vector<int64_t>& s = ctx.attr("splits").as_ints();
+    f.widths = {static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]), static_cast<uint64_t>(s[2])};
+  }
+  f.scratch = f.f16 && std::any_of(f.widths.begin(), f.widths.end(), [](uint64_t v) { return v % 2 != 0; });
+  f.q4p = q4_params(ctx, 1);
+  return f;
+}
+
+struct Options {
+  bool off = false;
+  uint64_t split = 0;  // 0: by shape
+  uint64_t rows = 0;   // 0: by shape
+};
+
+// The options, or why one is malformed.
+std::string options_of(const NodeContext& ctx, Options& o) {
+  const std::string on = option(ctx, "quant_gemm");
+  if (!on.empty() && on != "on" && on != "off") return "the quant_gemm option is '" + on + "', not on or off";
+  o.off = on == "off";
+  const std::string split = option(ctx, "quant_gemm_split");
+  if (!split.empty()) {
+    const bool digits = split.size() <= 6 && std::all_of(split.begin(), split.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoul(split) == 0) {
+      return "the quant_gemm_split option is '" + split + "', not a count from 1 to 999999";
+    }
+    o.split = std::stoul(split);
+  }
+  const std::string rows = option(ctx, "quant_gemm_rows");
+  if (!rows.empty()) {
+    if (rows != "64" && rows != "128") return "the quant_gemm_rows option is '" + rows + "', not 64 or 128";
+    o.rows = std::stoul(rows);
+  }
+  return "";
+}
+
+// How q4_gemm runs at M rows (M > 4).
+struct Plan {
+  uint64_t rows = 0;  // BM
+  uint64_t tiles_m = 0, tiles_n = 0;
+  uint64_t chunk = 0;   // slices per split
+  uint64_t splits = 0;  // ceil(slices / chunk)
+  bool partial = false;  // partials to scratch, then the reduce pass
+
+  uint64_t workgroups() const { return tiles_m * tiles_n * splits; }
+};
+
+Plan plan_of(const Facts& f, const Options& o, uint64_t m) {
+  Plan p;
+  p.rows = o.rows ? o.rows : ceil_div(m, 64) * 64 < ceil_div(m, 128) * 128 ? 64 : 128;
+  p.tiles_m = ceil_div(m, p.rows);
+  p.tiles_n = ceil_div(f.n, kTileCols);
+  const uint64_t slices = f.k / kSlice;
+  const uint64_t tiles = p.tiles_m * p.tiles_n;
+  const uint64_t want = o.split ? o.split : tiles >= kTargetWorkgroups ? 1 : ceil_div(kTargetWorkgroups, tiles);
+  p.chunk = ceil_div(slices, std::clamp<uint64_t>(want, 1, slices));
+  p.splits = ceil_div(slices, p.chunk);
+  p.partial = p.splits > 1 || f.scratch;
+  return p;
+}
+
+std::string guard(const NodeContext& ctx) {
+  if (ctx.input(1).storage != runtime::Storage::Q4) return "the weight is not q4gsw";
+  if (auto why = q4_gemv_fallback_check(ctx); !why.empty()) return why;  // with the options
+  Options o;
+  options_of(ctx, o);
+  if (o.off) return "the quant_gemm option is off";
+  const uint64_t m = max_rows(ctx);
+  if (m <= kGemvRows) return "M is at most " + std::to_string(m) + "; q4_gemm takes M > 4";
+  return check_limits(ctx, kBuffers, kStorage);
+}
+
+// The GEMM at the current M (the dispatch for the plan's tile rows and output), then the reduce
+// pass where the plan writes partials; q4_gemv's executable part at M <= 4.
+class GemmExec : public Steps {
+ public:
+  GemmExec(const Facts& f, const Options& o) : facts(f), opts(o) {}
+
+  void resize(const NodeContext& ctx) override {
+    m_ = rows_now(ctx);
+    if (m_ > kGemvRows) plan_ = plan_of(facts, opts, m_);
+    gemv->resize(ctx);
+    for (auto& [key, d] : gemm) d->resize(ctx);
+    if (reduce) reduce->resize(ctx);
+  }
+  void record(gpu::Recorder& rec) override {
+    if (m_ <= kGemvRows) {
+      gemv->record(rec);
+      return;
+    }
+    gemm.at({plan_.rows, plan_.partial})->record(rec);
+    if (plan_.partial) reduce->record(rec);
+  }
+
+  const Facts facts;
+  const Options opts;
+  std::unique_ptr<runtime::NodeExec> gemv;
+  std::map<std::pair<uint64_t, bool>, std::unique_ptr<DispatchExec>> gemm;  // by tile rows and partial
+  std::unique_ptr<DispatchExec> reduce;
+
+ private:
+  uint64_t m_ = 0;
+  Plan plan_;
+};
+
+auto u32(uint64_t v) { return static_cast<uint32_t>(v); }
+
+// The GEMM dispatch for tile rows `rows` writing partials or the output: it runs only where the
+// current M's plan says so (else no workgroups).
+std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts& f, const Options& o, uint64_t rows,
+                                            bool partial, const std::vector<gpu::BufferBinding>& buffers) {
+  std::vector<gpu::Binding> b{gpu::Binding::Uniform};
+  for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
+  const gpu::Kernel& kernel = family_kernel(ctx, "q4_gemm.m" + std::to_string(rows), b);
+  const uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.f16 ? kXF16 : 0) |
+                         (partial ? kPartial : ((f.f16 ? kOutF16 : 0) | (f.swiglu ? kSwiglu : 0)));
+  auto update = [f, o, rows, partial, flags](const NodeContext& c) {
+    DispatchExec::Launch l;
+    l.params.assign(kGemmParams, 0);
+    const uint64_t m = rows_now(c);
+    if (m <= kGemvRows) return l;
+    const Plan p = plan_of(f, o, m);
+    if (p.rows != rows || p.partial != partial) return l;
+    l.params = {u32(m),         u32(f.n),          u32(f.k),       flags,     u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
+                u32(f.out_n),   u32(p.tiles_n),    u32(p.tiles_m), u32(p.chunk), u32(p.splits),  f.q4p.scale_base,
+                f.q4p.group_shift, f.q4p.groups,   0,              0};
+    l.workgroups = p.workgroups();
+    return l;
+  };
+  return std::make_unique<DispatchExec>(ctx, kernel, buffers, kGemmParams, update);
+}
+
+std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Facts& f, const Options& o,
+                                              const std::vector<gpu::BufferBinding>& buffers) {
+  const gpu::Kernel& kernel =
+      family_kernel(ctx, std::string("q4_gemm_reduce.") + (f.f16 ? "f16" : "f32"),
+                    {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
+                     gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage});
+  const uint32_t flags = (f.bias ? kBias : 0) | (f.f16 ? kXF16 : 0) | (f.swiglu ? kSwiglu : 0);
+  auto update = [f, o, flags](const NodeContext& c) {
+    DispatchExec::Launch l;
+    l.params.assign(kReduceParams, 0);
+    const uint64_t m = rows_now(c);
+    if (m <= kGemvRows) return l;
+    const Plan p = plan_of(f, o, m);
+    const uint64_t per_word = f.f16 ? 2 : 1;
+    std::array<uint64_t, 3> words{};
+    for (size_t i = 0; i < 3; ++i) words[i] = ceil_div(m * f.widths[i], per_word);
+    l.params = {u32(m),        u32(f.n),      u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
+                u32(words[0]), u32(words[1]), u32(words[2]),    flags,
+                u32(p.splits), u32(f.out_n),  0,                0};
+    l.workgroups = p.partial ? ceil_div(words[0] + words[1] + words[2], kWorkgroup) : 0;
+    return l;
+  };
+  return std::make_unique<DispatchExec>(ctx, kernel, buffers, kReduceParams, update);
+}
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op) {
+  const Facts f = facts_of(ctx, op);
+  Options o;
+  options_of(ctx, o);  // the guard checked them
+  auto exec = std::make_unique<GemmExec>(f, o);
+  exec->gemv = q4_gemv_exec(ctx, op);
+  const gpu::BufferBinding bias = f.bias ? ctx.input(2).binding() : exec->own(ctx, 4, "no bias");
+  std::array<gpu::BufferBinding, 3> outs;
+  for (size_t i = 0; i < 3; ++i) {
+    outs[i] = i < ctx.output_count() ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
+  }
+  // The plans of every M the GEMM may run at, and the largest partials they write: splits x M x N
+  // floats, under (256 + tiles) x BM x 128 (16 to 18 MiB at Llama-3.2-1B's shapes).
+  std::set<std::pair<uint64_t, bool>> used;
+  uint64_t partial_bytes = 0;
+  for (uint64_t m = kGemvRows + 1; m <= max_rows(ctx); ++m) {
+    const Plan p = plan_of(f, o, m);
+    used.insert({p.rows, p.partial});
+    if (p.partial) partial_bytes = std::max(partial_bytes, 4 * p.splits * m * f.n);
+  }
+  const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
+  // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
+  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  gpu::BufferBinding partials{};
+  std::array<gpu::BufferBinding, 2> spare{};
+  if (partial_bytes > 0) {
+    partials = exec->own(ctx, partial_bytes, "f32 partials");
+    spare = {exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")};
+    exec->reduce = reduce_dispatch(ctx, f, o, {partials, bias, outs[0], outs[1], outs[2]});
+  }
+  for (const auto& key : used) {
+    const auto [rows, partial] = key;
+    const std::vector<gpu::BufferBinding> buffers =
+        partial ? std::vector<gpu::BufferBinding>{x, nibbles, w, bias, partials, spare[0], spare[1]}
+                : std::vector<gpu::BufferBinding>{x, nibbles, w, bias, outs[0], outs[1], outs[2]};
+    exec->gemm[key] = gemm_dispatch(ctx, f, o, rows, partial, buffers);
+  }
+  return exec;
+}
+
+}  // namespace
+
+std::string q4_gemm_option_check(const NodeContext& ctx) {
+  Options o;
+  return options_of(ctx, o);
+}
+
+runtime::Route q4_gemm_route(const std::string& op) {
+  return {"q4_gemm", guard, [op](const NodeContext& c) { return build(c, op); }};
+}
+
+}  // namespace wgx::ops::quant

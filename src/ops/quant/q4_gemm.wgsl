@@ -1,0 +1,301 @@
+// y = x @ W^T (+ bias) for W in q4gsw and many rows of x (prefill): an f32 SIMT GEMM. A
+// workgroup of 256 invocations computes a BM x 128 block of the product (BM = {{rows}}) over a
+// range of 32-deep K slices. Each slice of x and of W (dequantized) is staged k-major in
+// workgroup memory, so that the invocation (tx, ty) = (lid % 16, lid / 16) reads its rows
+// 4 ty.. (and 64 + 4 ty.. when BM = 128) and its columns 4 tx.. and 64 + 4 tx.. as vec4s and
+// keeps TM x 8 sums in registers (TM = BM / 16). The next slice's words are loaded into
+// registers while the current one is multiplied. A q4gsw slice lies within one group, so each
+// of W's rows has one scale per slice.
+// Split-K: workgroup (split, tile) takes the slices [split * chunk, (split + 1) * chunk). With
+// PARTIAL set, it writes its sums (no bias) to Out0 as the f32 partials P[split][m][n], which
+// q4_gemm_reduce.wgsl adds up and finishes; otherwise (one split) the epilogue writes y itself:
+// bias, f16 in word pairs (every output width even), linear_qkv's column split into up to three
+// outputs, or linear_swiglu's gate/up pairs (columns 2j, 2j + 1 -> output column j).
+struct Params {
+  m: u32,
+  n: u32,            // product columns
+  k: u32,            // a multiple of 32
+  flags: u32,
+  split0: u32,       // output columns [0, split0) go to Out0, [split0, split1) to Out1, the rest to Out2
+  split1: u32,
+  out_n: u32,        // output columns: n, or n / 2 for linear_swiglu
+  tiles_n: u32,      // column blocks: ceil(n / 128)
+  tiles_m: u32,      // row blocks: ceil(m / BM)
+  chunk: u32,        // slices per split
+  splits: u32,
+  scale_base: u32,   // the first scale's word in S
+  group_shift: u32,  // log2(group size)
+  groups: u32,       // groups per row: k / group size
+  pad0: u32,
+  pad1: u32,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> X: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> W: array<vec2<u32>>;  // the packed nibbles
+@group(0) @binding(3) var<storage, read> S: array<u32>;        // the same tensor, for its scales
+@group(0) @binding(4) var<storage, read> Bias: array<u32>;
+@group(0) @binding(5) var<storage, read_write> Out0: array<u32>;
+@group(0) @binding(6) var<storage, read_write> Out1: array<u32>;
+@group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
+
+const WG = 256u;
+const BM = {{rows}}u;
+const BN = 128u;
+const BK = 32u;
+const TM = BM / 16u;  // rows per invocation: 4 or 8
+const AQ = BM / 4u;   // vec4s per k of As
+const BQ = BN / 4u;   // vec4s per k of Bs
+const XL = BM / 32u;  // vec4<u32> loads of x per invocation and slice (f32 x; f16 x takes half)
+const BIAS = 1u;
+const SCALE_F16 = 2u;
+const OUT_F16 = 4u;  // packed f16 output, written in pairs
+const X_F16 = 8u;    // x and bias in f16
+const SWIGLU = 64u;
+const PARTIAL = 128u;
+
+var<workgroup> As: array<vec4<f32>, BK * AQ>;  // As[k * AQ + r / 4][r % 4]: x[m0 + r, k0 + k]
+var<workgroup> Bs: array<vec4<f32>, BK * BQ>;  // Bs[k * BQ + c / 4][c % 4]: W[n0 + c, k0 + k]
+
+// The next slice's words: x's (up to XL vec4s of raw f32 or f16 words), W's (16 nibbles of one
+// row) and that row's scale. Scalars and unrolled code only, so they all stay in registers.
+var<private> x0: vec4<u32>;
+var<private> x1: vec4<u32>;
+var<private> x2: vec4<u32>;
+var<private> x3: vec4<u32>;
+var<private> wr: vec2<u32>;
+var<private> sc: f32;
+
+fn scale(i: u32) -> f32 {
+  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(S[params.scale_base + (i >> 1u)])[i & 1u]; }
+  return bitcast<f32>(S[params.scale_base + i]);
+}
+
+fn bias(n: u32) -> f32 {
+  if ((params.flags & BIAS) == 0u || n >= params.n) { return 0.0; }
+  if ((params.flags & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
+  return bitcast<f32>(Bias[n]);
+}
+
+// x's vec4 loads per invocation and slice: XL of 4 f32, or XL / 2 of 8 f16.
+fn x_loads() -> u32 { return select(XL, XL / 2u, (params.flags & X_F16) != 0u); }
+// Elements per load: 4 (f32) or 8 (f16), 1 << x_shift().
+fn x_shift() -> u32 { return select(2u, 3u, (params.flags & X_F16) != 0u); }
+
+// Load p of x's slice at k0: v = lid + WG p holds 4 or 8 elements along k of row v % BM, so a
+// warp's stores to As hit consecutive rows; rows past m (and W's rows past n) are read clamped
+// and never written out.
+fn x_load(lid: u32, p: u32, m0: u32, k0: u32) -> vec4<u32> {
+  let v = lid + WG * p;
+  let e = min(m0 + v % BM, params.m - 1u) * params.k + k0 + ((v / BM) << x_shift());
+  return X[e >> x_shift()];
+}
+
+// Loads the slice at k0 into registers. W: row lid % BN, the half lid / BN of its 16 bytes.
+fn load(lid: u32, m0: u32, n0: u32, k0: u32) {
+  let loads = x_loads();
+  x0 = x_load(lid, 0u, m0, k0);
+  if (loads > 1u) { x1 = x_load(lid, 1u, m0, k0); }
+  if (loads > 2u) { x2 = x_load(lid, 2u, m0, k0); }
+  if (loads > 3u) { x3 = x_load(lid, 3u, m0, k0); }
+  let n = min(n0 + lid % BN, params.n - 1u);
+  wr = W[((n * params.k + k0) >> 4u) + lid / BN];
+  sc = scale(n * params.groups + (k0 >> params.group_shift));
+}
+
+// x[m0 + r, k0 + k..k + 3] = v.
+fn put_x(r: u32, k: u32, v: vec4<f32>) {
+  let q = r / 4u;
+  let c = r % 4u;
+  As[k * AQ + q][c] = v.x;
+  As[(k + 1u) * AQ + q][c] = v.y;
+  As[(k + 2u) * AQ + q][c] = v.z;
+  As[(k + 3u) * AQ + q][c] = v.w;
+}
+
+// W[n0 + r, k0 + k..k + 3] = v.
+fn put_w(r: u32, k: u32, v: vec4<f32>) {
+  let q = r / 4u;
+  let c = r % 4u;
+  Bs[k * BQ + q][c] = v.x;
+  Bs[(k + 1u) * BQ + q][c] = v.y;
+  Bs[(k + 2u) * BQ + q][c] = v.z;
+  Bs[(k + 3u) * BQ + q][c] = v.w;
+}
+
+fn stage_x(lid: u32, p: u32, w: vec4<u32>) {
+  let v = lid + WG * p;
+  let k = (v / BM) << x_shift();
+  if ((params.flags & X_F16) != 0u) {
+    put_x(v % BM, k, vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)));
+    put_x(v % BM, k + 4u, vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
+  } else {
+    put_x(v % BM, k, bitcast<vec4<f32>>(w));
+  }
+}
+
+// Nibble q at place s of a half-word (0, 4, 8, 12), masked in place and put under the exponent
+// of 2^23, is the float 2^23 + q * 2^s: one subtraction leaves (q - 8) * 2^s exactly, and the
+// scale times 2^-s (exact) finishes the weight with one rounding, as (q - 8) * scale would.
+const kMask = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
+const kMagic = vec4<u32>(0x4b000000u);
+const kOffset = vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);  // 2^23 + 8 * 2^s
+const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
+fn weights4(h: u32, sp: vec4<f32>) -> vec4<f32> {
+  return (bitcast<vec4<f32>>((vec4<u32>(h) & kMask) | kMagic) - kOffset) * sp;
+}
+
+// Writes the registers' slice into As and Bs (W dequantized).
+fn stage(lid: u32) {
+  let loads = x_loads();
+  stage_x(lid, 0u, x0);
+  if (loads > 1u) { stage_x(lid, 1u, x1); }
+  if (loads > 2u) { stage_x(lid, 2u, x2); }
+  if (loads > 3u) { stage_x(lid, 3u, x3); }
+  let r = lid % BN;
+  let k = 16u * (lid / BN);
+  let sp = kPlace * sc;
+  put_w(r, k, weights4(wr.x, sp));
+  put_w(r, k + 4u, weights4(wr.x >> 16u, sp));
+  put_w(r, k + 8u, weights4(wr.y, sp));
+  put_w(r, k + 12u, weights4(wr.y >> 16u, sp));
+}
+
+fn put(m: u32, n: u32, v: f32) {
+  if (n < params.split0) {
+    Out0[m * params.split0 + n] = bitcast<u32>(v);
+  } else if (n < params.split1) {
+    Out1[m * (params.split1 - params.split0) + n - params.split0] = bitcast<u32>(v);
+  } else {
+    Out2[m * (params.out_n - params.split1) + n - params.split1] = bitcast<u32>(v);
+  }
+}
+
+// Output columns n (even) and n + 1 of row m, one f16 word.
+fn put2(m: u32, n: u32, v: vec2<f32>) {
+  let w = f16_word(v);
+  if (n < params.split0) {
+    Out0[(m * params.split0 + n) >> 1u] = w;
+  } else if (n < params.split1) {
+    Out1[(m * (params.split1 - params.split0) + n - params.split0) >> 1u] = w;
+  } else {
+    Out2[(m * (params.out_n - params.split1) + n - params.split1) >> 1u] = w;
+  }
+}
+
+// The sums v of row m, product columns n..n + 3 (n a multiple of 4).
+fn finish(split: u32, m: u32, n: u32, v: vec4<f32>) {
+  if (m >= params.m || n >= params.n) { return; }
+  if ((params.flags & PARTIAL) != 0u) {
+    let base = (split * params.m + m) * params.n + n;
+    Out0[base] = bitcast<u32>(v.x);
+    if (n + 1u < params.n) { Out0[base + 1u] = bitcast<u32>(v.y); }
+    if (n + 2u < params.n) { Out0[base + 2u] = bitcast<u32>(v.z); }
+    if (n + 3u < params.n) { Out0[base + 3u] = bitcast<u32>(v.w); }
+    return;
+  }
+  let y = v + vec4<f32>(bias(n), bias(n + 1u), bias(n + 2u), bias(n + 3u));
+  let f16 = (params.flags & OUT_F16) != 0u;
+  if ((params.flags & SWIGLU) != 0u) {
+    let o = vec2<f32>(silu(y.x) * y.y, silu(y.z) * y.w);
+    let j = n / 2u;
+    if (f16) {  // out_n even: params.n is a multiple of 4, so all four columns exist
+      put2(m, j, o);
+    } else {
+      put(m, j, o.x);
+      if (j + 1u < params.out_n) { put(m, j + 1u, o.y); }
+    }
+    return;
+  }
+  if (f16) {  // n even
+    put2(m, n, y.xy);
+    if (n + 2u < params.n) { put2(m, n + 2u, y.zw); }
+    return;
+  }
+  put(m, n, y.x);
+  if (n + 1u < params.n) { put(m, n + 1u, y.y); }
+  if (n + 2u < params.n) { put(m, n + 2u, y.z); }
+  if (n + 3u < params.n) { put(m, n + 3u, y.w); }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let wg = wgx_workgroup_index(wid, nwg);
+  let tiles = params.tiles_m * params.tiles_n;
+  let split = wg / tiles;
+  if (split >= params.splits) { return; }
+  let m0 = ((wg % tiles) / params.tiles_n) * BM;
+  let n0 = ((wg % tiles) % params.tiles_n) * BN;
+  let first = split * params.chunk;
+  let last = min(first + params.chunk, params.k / BK);
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+  // c<i><h>: row 4 ty + i (i < 4) or 64 + 4 ty + i - 4, columns 4 tx.. (h = 0) or 64 + 4 tx.. (h = 1).
+  var c00 = vec4<f32>(0.0);
+  var c01 = vec4<f32>(0.0);
+  var c10 = vec4<f32>(0.0);
+  var c11 = vec4<f32>(0.0);
+  var c20 = vec4<f32>(0.0);
+  var c21 = vec4<f32>(0.0);
+  var c30 = vec4<f32>(0.0);
+  var c31 = vec4<f32>(0.0);
+  var c40 = vec4<f32>(0.0);
+  var c41 = vec4<f32>(0.0);
+  var c50 = vec4<f32>(0.0);
+  var c51 = vec4<f32>(0.0);
+  var c60 = vec4<f32>(0.0);
+  var c61 = vec4<f32>(0.0);
+  var c70 = vec4<f32>(0.0);
+  var c71 = vec4<f32>(0.0);
+  if (first < last) { load(lid, m0, n0, first * BK); }
+  for (var s = first; s < last; s++) {
+    workgroupBarrier();
+    stage(lid);
+    workgroupBarrier();
+    if (s + 1u < last) { load(lid, m0, n0, (s + 1u) * BK); }
+    for (var k = 0u; k < BK; k++) {
+      let b0 = Bs[k * BQ + tx];
+      let b1 = Bs[k * BQ + 16u + tx];
+      let a0 = As[k * AQ + ty];
+      c00 = fma(vec4<f32>(a0.x), b0, c00);
+      c01 = fma(vec4<f32>(a0.x), b1, c01);
+      c10 = fma(vec4<f32>(a0.y), b0, c10);
+      c11 = fma(vec4<f32>(a0.y), b1, c11);
+      c20 = fma(vec4<f32>(a0.z), b0, c20);
+      c21 = fma(vec4<f32>(a0.z), b1, c21);
+      c30 = fma(vec4<f32>(a0.w), b0, c30);
+      c31 = fma(vec4<f32>(a0.w), b1, c31);
+      if (TM == 8u) {
+        let a1 = As[k * AQ + 16u + ty];
+        c40 = fma(vec4<f32>(a1.x), b0, c40);
+        c41 = fma(vec4<f32>(a1.x), b1, c41);
+        c50 = fma(vec4<f32>(a1.y), b0, c50);
+        c51 = fma(vec4<f32>(a1.y), b1, c51);
+        c60 = fma(vec4<f32>(a1.z), b0, c60);
+        c61 = fma(vec4<f32>(a1.z), b1, c61);
+        c70 = fma(vec4<f32>(a1.w), b0, c70);
+        c71 = fma(vec4<f32>(a1.w), b1, c71);
+      }
+    }
+  }
+  let r = m0 + 4u * ty;
+  let n = n0 + 4u * tx;
+  finish(split, r, n, c00);
+  finish(split, r, n + 64u, c01);
+  finish(split, r + 1u, n, c10);
+  finish(split, r + 1u, n + 64u, c11);
+  finish(split, r + 2u, n, c20);
+  finish(split, r + 2u, n + 64u, c21);
+  finish(split, r + 3u, n, c30);
+  finish(split, r + 3u, n + 64u, c31);
+  if (TM == 8u) {
+    finish(split, r + 64u, n, c40);
+    finish(split, r + 64u, n + 64u, c41);
+    finish(split, r + 65u, n, c50);
+    finish(split, r + 65u, n + 64u, c51);
+    finish(split, r + 66u, n, c60);
+    finish(split, r + 66u, n + 64u, c61);
+    finish(split, r + 67u, n, c70);
+    finish(split, r + 67u, n + 64u, c71);
+  }
+}

@@ -1,0 +1,83 @@
+// q4_gemm's pass after its f32 partials P[split][m][n] (splits of them, each m x n): the
+// product is their sum plus the bias; linear_swiglu reduces its column pairs to
+// silu(column 2j) * column 2j + 1; the output columns are split into up to three outputs
+// (linear_qkv) of {{per_word}} element(s) per word. One invocation per output word, over the
+// three outputs in turn, so packed f16 words never race (a word may straddle rows); a missing
+// last element is 0.
+struct Params {
+  m: u32,
+  n: u32,       // product columns
+  split0: u32,  // output columns [0, split0) go to Out0, [split0, split1) to Out1, the rest to Out2
+  split1: u32,
+  words0: u32,  // words of each output
+  words1: u32,
+  words2: u32,
+  flags: u32,
+  splits: u32,
+  out_n: u32,   // output columns: n, or n / 2 for linear_swiglu
+  pad0: u32,
+  pad1: u32,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> P: array<u32>;
+@group(0) @binding(2) var<storage, read> Bias: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Out0: array<u32>;
+@group(0) @binding(4) var<storage, read_write> Out1: array<u32>;
+@group(0) @binding(5) var<storage, read_write> Out2: array<u32>;
+
+const PW = {{per_word}}u;
+const BIAS = 1u;
+const X_F16 = 8u;  // the bias in f16
+const SWIGLU = 64u;
+
+fn bias(n: u32) -> f32 {
+  if ((params.flags & BIAS) == 0u) { return 0.0; }
+  if ((params.flags & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
+  return bitcast<f32>(Bias[n]);
+}
+
+// Column c of row r of the product.
+fn product(r: u32, c: u32) -> f32 {
+  var v = bias(c);
+  var i = r * params.n + c;
+  for (var s = 0u; s < params.splits; s++) {
+    v += bitcast<f32>(P[i]);
+    i += params.m * params.n;
+  }
+  return v;
+}
+
+// Word `word` of the output whose columns start at output column `first`, `width` wide.
+fn word_of(word: u32, first: u32, width: u32) -> u32 {
+  var v = vec2<f32>(0.0, 0.0);
+  for (var i = 0u; i < PW; i++) {
+    let e = PW * word + i;
+    if (e < params.m * width) {
+      let r = e / width;
+      let c = first + e % width;
+      if ((params.flags & SWIGLU) != 0u) {
+        v[i] = silu(product(r, 2u * c)) * product(r, 2u * c + 1u);
+      } else {
+        v[i] = product(r, c);
+      }
+    }
+  }
+  return {{pack}};
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  var word = wgx_workgroup_index(wid, nwg) * 256u + lid;
+  if (word < params.words0) {
+    Out0[word] = word_of(word, 0u, params.split0);
+    return;
+  }
+  word -= params.words0;
+  if (word < params.words1) {
+    Out1[word] = word_of(word, params.split0, params.split1 - params.split0);
+    return;
+  }
+  word -= params.words1;
+  if (word < params.words2) { Out2[word] = word_of(word, params.split1, params.out_n - params.split1); }
+}
