@@ -1,8 +1,13 @@
-// wgx bench: prefill and decode speed of a model, end to end (host sampling included): a prompt
+// wgx bench: prefill and decode speed of a model, end to end (token picking included): a prompt
 // of -p tokens that ends at --pos, then -n tokens decoded greedily with eos ignored, one step
 // each, after one warm-up run of the same shape. Besides the speeds: dispatches and submits per
 // decode token, host CPU time per decode token, the device memory and, with --profile, GPU time
 // per op and route.
+//
+// Decoding is pipelined by default: the graph's "next_token" (argmax on the device) feeds the
+// next step on the device, and up to --in-flight steps are submitted before the host waits for
+// the oldest one's token (read back asynchronously). --sync times the synchronous loop instead:
+// each step's logits read back, the argmax taken on the host, then the next step recorded.
 //
 // The program is driven here rather than through llm::Generator: a synthetic model has no
 // tokenizer, and --pos puts the prompt deep in the context without feeding what comes before.
@@ -11,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -27,9 +33,16 @@ namespace {
 
 constexpr const char* kBenchUsage = R"(usage: wgx bench (--model PATH | --synthetic NAME) [options] [model options]
 
-Times the prefill of a prompt and the decoding of new tokens (greedy, eos ignored, sampling on
-the host included) after one warm-up run of the same shape, and reports the dispatches, submits
-and host CPU time per decode token and the device memory.
+Times the prefill of a prompt and the decoding of new tokens (greedy, eos ignored, the picking
+of each token included) after one warm-up run of the same shape, and reports the dispatches,
+submits and host CPU time per decode token and the device memory.
+
+Decoding is pipelined: the argmax runs on the device, each step feeds its token to the next on
+the device, and up to --in-flight steps are submitted before the host waits for the oldest
+token, which it reads back asynchronously (one submit per token). --sync times the synchronous
+loop instead (read the logits back, argmax on the host, then record the next step: two submits
+per token), for comparison. Models without a "next_token" output (.wgx files converted before
+it existed) decode synchronously.
 
   --synthetic NAME        instead of --model: random weights at a real geometry, built in
                           process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
@@ -40,6 +53,8 @@ and host CPU time per decode token and the device memory.
   --pos N                 position of the first decoded token (default: -p, the prompt at 0).
                           The prompt fills positions N-p..N-1 and the cache below it stays
                           empty: decoding deep in a long context without prefilling it
+  --sync                  decode synchronously (see above)
+  --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 3)
   --profile               also GPU time per op and route of one prefill and one decode step,
                           on a second build of the model with timestamps on (not timed above)
   --json                  one JSON object on stdout instead of text
@@ -49,9 +64,12 @@ and host CPU time per decode token and the device memory.
 constexpr const char* kFiller =
     "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins with a single step. ";
 
-// What one decode step submits: Program::execute's command buffer, then gpu::download's copy of
-// the logits (read back to sample the next token).
-constexpr int kSubmitsPerStep = 2;
+// What one synchronous decode step submits: Program::execute's command buffer, then
+// gpu::download's copy of the logits (read back to sample the next token). A pipelined step
+// submits only its command buffer, which also copies its token into the next step's input and
+// into a staging buffer for the host.
+constexpr int kSubmitsPerSyncStep = 2;
+constexpr int kSubmitsPerPipelinedStep = 1;
 
 using Clock = std::chrono::steady_clock;
 
@@ -64,6 +82,8 @@ struct BenchArgs {
   std::optional<int64_t> pos;
   bool profile = false;
   bool json = false;
+  bool sync = false;
+  int64_t in_flight = 3;
 
   int64_t start() const { return pos.value_or(prompt_tokens); }  // the first decoded position
 };
@@ -92,6 +112,8 @@ struct Timing {
   double first_token_s = 0;       // until the first token is sampled
   double decode_s = 0;
   CpuTime decode_cpu;
+  bool pipelined = false;
+  std::vector<int32_t> tokens;  // the first token, then one per decode step
 };
 
 void feed(runtime::Program& p, std::span<const int32_t> ids, int64_t pos) {
@@ -114,7 +136,9 @@ int64_t prefill(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
 
 int32_t greedy(const runtime::Program& p) { return llm::argmax(p.read_f32("logits")); }
 
-Timing run(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk) {
+// The synchronous loop: each step's logits read back and the argmax taken on the host before the
+// next step is recorded.
+Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk) {
   Timing t;
   p.reset_state();
   const auto t0 = Clock::now();
@@ -124,17 +148,73 @@ Timing run(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, 
   t.prefill_s = since(t0);
   int32_t token = llm::argmax(logits);
   t.first_token_s = since(t0);
+  t.tokens.push_back(token);
   const CpuTime c0 = cpu_now();
   const auto t1 = Clock::now();
   for (int64_t i = 0; i < decode; ++i) {
     feed(p, std::span<const int32_t>(&token, 1), start + i);
     token = greedy(p);
+    t.tokens.push_back(token);
   }
   t.decode_s = since(t1);
   const CpuTime c1 = cpu_now();
   t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
   t.decode_dispatches = p.dispatches_per_execute();
   return t;
+}
+
+// The pipelined loop: the last prefill step and every decode step feed "next_token" into
+// "tokens" on the device and read it back asynchronously; up to `in_flight` steps are submitted
+// before the host waits for the oldest token.
+Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode,
+                     int64_t chunk, int64_t in_flight) {
+  Timing t;
+  t.pipelined = true;
+  p.reset_state();
+  std::deque<runtime::AsyncRead> reads;
+  const auto t0 = Clock::now();
+  const int64_t first = start - static_cast<int64_t>(prompt.size());
+  for (size_t at = 0; at < prompt.size(); ++t.prefill_steps) {
+    const size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk));
+    p.set_input<int32_t>("tokens", prompt.subspan(at, n), {1, static_cast<int64_t>(n)});
+    p.set_sym("input_pos", first + static_cast<int64_t>(at));
+    at += n;
+    if (at == prompt.size()) {
+      p.feed_from("tokens", "next_token");
+      reads.push_back(p.read_async("next_token"));
+    }
+    p.execute();
+  }
+  t.prefill_dispatches = p.dispatches_per_execute();
+  t.tokens.push_back(reads.front().i32().at(0));
+  reads.pop_front();
+  t.prefill_s = since(t0);
+  t.first_token_s = t.prefill_s;
+  const CpuTime c0 = cpu_now();
+  const auto t1 = Clock::now();
+  int64_t submitted = 0;  // decode steps; step i feeds the token before it at start + i
+  for (int64_t i = 0; i < decode; ++i) {
+    while (static_cast<int64_t>(reads.size()) < in_flight && submitted < decode) {
+      p.set_sym("input_pos", start + submitted);
+      reads.push_back(p.read_async("next_token"));
+      p.execute();
+      ++submitted;
+    }
+    t.tokens.push_back(reads.front().i32().at(0));
+    reads.pop_front();
+  }
+  t.decode_s = since(t1);
+  const CpuTime c1 = cpu_now();
+  t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
+  t.decode_dispatches = p.dispatches_per_execute();
+  p.stop_feed("tokens");
+  return t;
+}
+
+Timing run(runtime::Program& p, const BenchArgs& a, bool pipelined, std::span<const int32_t> prompt, int64_t start,
+           int64_t decode, int64_t chunk) {
+  return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight)
+                   : run_sync(p, prompt, start, decode, chunk);
 }
 
 std::vector<int32_t> make_prompt(const LoadedModel& m, const BenchArgs& a) {
@@ -161,9 +241,11 @@ std::string tokens_at(int64_t count, int64_t first) {
 
 // One prefill step (the prompt's last) and one decode step on a build with timestamps, each run
 // twice so the second, timed one finds the device warm. The timed program is released first.
-std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start) {
+std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start,
+                                                  runtime::RuntimeOptions options) {
   m.program.reset();
-  runtime::Program p(*m.gpu, m.built->graph, m.built->weights, {{"profile", "1"}});
+  options["profile"] = "1";
+  runtime::Program p(*m.gpu, m.built->graph, m.built->weights, options);
   std::pair<StepProfile, StepProfile> out;
   const size_t last = std::min(prompt.size(), static_cast<size_t>(m.limits.max_prefill));
   const int64_t first = start - static_cast<int64_t>(last);
@@ -193,6 +275,11 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       a.new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
     } else if (args.take("--pos")) {
       a.pos = parse_int("--pos", args.value(), 1, int64_t{1} << 20);
+    } else if (args.take("--sync")) {
+      a.sync = true;
+    } else if (args.take("--in-flight")) {
+      a.in_flight =
+          parse_int("--in-flight", args.value(), 1, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
     } else if (args.take("--profile")) {
       a.profile = true;
     } else if (args.take("--json")) {
@@ -250,12 +337,15 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   check_context(a, m.limits.max_seq);
   const std::vector<int32_t> prompt = make_prompt(m, a);
   const int64_t start = a.start();
-  run(*m.program, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);  // warm-up
-  const Timing t = run(*m.program, prompt, start, a.new_tokens, m.limits.max_prefill);
+  const bool pipelined = !a.sync && m.limits.next_token;
+  run(*m.program, a, pipelined, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);  // warm-up
+  const Timing t = run(*m.program, a, pipelined, prompt, start, a.new_tokens, m.limits.max_prefill);
+  const int submits_per_step = pipelined ? kSubmitsPerPipelinedStep : kSubmitsPerSyncStep;
+  const char* mode = pipelined ? "pipelined" : "sync";
   const runtime::MemoryReport mem = m.program->memory();
   std::optional<std::pair<StepProfile, StepProfile>> profile;
   const bool timestamps = m.gpu->features().timestamp_query;
-  if (a.profile && timestamps) profile = profile_steps(m, prompt, start);
+  if (a.profile && timestamps) profile = profile_steps(m, prompt, start, global.program);
 
   const int64_t n = a.new_tokens;
   const double prefill_tok_s = static_cast<double>(a.prompt_tokens) / t.prefill_s;
@@ -281,10 +371,13 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"decode_tokens", n},
         {"decode_pos", start},
         {"decode_s", t.decode_s},
+        {"decode_mode", mode},
+        {"token_ids", t.tokens},
+        {"decode_in_flight", pipelined ? a.in_flight : 1},
         {"decode_tok_s", decode_tok_s},
         {"dispatches_per_prefill_step", t.prefill_dispatches},
         {"dispatches_per_decode_token", t.decode_dispatches},
-        {"submits_per_decode_token", kSubmitsPerStep},
+        {"submits_per_decode_token", submits_per_step},
         {"host_wall_ms_per_decode_token", per_token_ms(t.decode_s, n)},
         {"host_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.process, n)},
         {"host_thread_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.thread, n)},
@@ -312,10 +405,18 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
               tokens_at(a.prompt_tokens, start - a.prompt_tokens).c_str(), t.prefill_s, rate(prefill_tok_s).c_str(),
               static_cast<long long>(t.prefill_steps), t.prefill_steps == 1 ? "" : "s", t.prefill_dispatches);
   std::printf("first token  %.3f s\n", t.first_token_s);
-  std::printf("decode       %s in %.3f s: %s tok/s\n", tokens_at(n, start).c_str(), t.decode_s,
-              rate(decode_tok_s).c_str());
-  std::printf("per token    %zu dispatches, %d submits (the step's command buffer, the logits readback)\n",
-              t.decode_dispatches, kSubmitsPerStep);
+  if (pipelined) {
+    std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight)\n",
+                tokens_at(n, start).c_str(), t.decode_s, rate(decode_tok_s).c_str(),
+                static_cast<long long>(a.in_flight));
+    std::printf("per token    %zu dispatches, %d submit (the step's command buffer, with the token's copies)\n",
+                t.decode_dispatches, submits_per_step);
+  } else {
+    std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), t.decode_s,
+                rate(decode_tok_s).c_str(), a.sync ? "" : ": the model has no next_token output");
+    std::printf("per token    %zu dispatches, %d submits (the step's command buffer, the logits readback)\n",
+                t.decode_dispatches, submits_per_step);
+  }
   std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread)\n",
               per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n));
   std::printf("memory       %s: constants %s, state %s, intermediates %s (%s without reuse), inputs %s\n",

@@ -425,6 +425,18 @@ void Context::wait(WGPUFuture future, std::string_view label) {
   }
 }
 
+bool Context::poll(WGPUFuture future, std::string_view label) {
+  WGPUFutureWaitInfo info{future, 0};
+  const WGPUWaitStatus status = wgpuInstanceWaitAny(instance_.get(), 1, &info, 0);
+  if (status == WGPUWaitStatus_TimedOut) return false;
+  if (status != WGPUWaitStatus_Success) {
+    if (lost_) check(label);
+    throw GpuError(ErrorKind::Internal, std::string(label),
+                   "polling the device failed (status " + std::to_string(status) + ")");
+  }
+  return info.completed != 0;
+}
+
 void Context::wait_idle() {
   check("wait for the queue");
   WGPUQueueWorkDoneCallbackInfo cb{};

@@ -139,6 +139,8 @@ class Context {
   WGPUQueue queue() const { return queue_.get(); }
   // Waits for one future; a DeviceLost error if the device goes away meanwhile.
   void wait(WGPUFuture future, std::string_view label);
+  // Whether one future has completed (its WaitAnyOnly callback then has run); never blocks.
+  bool poll(WGPUFuture future, std::string_view label);
   // A host-mappable buffer of at least `bytes`, reused by every readback (they are synchronous).
   const Buffer& readback_staging(uint64_t bytes);
 

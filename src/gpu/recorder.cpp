@@ -37,6 +37,7 @@ Recorder::Recorder(Context& ctx, std::string label, bool profile)
 }
 
 Recorder::~Recorder() {
+  for (AsyncReadback* r : readbacks_) r->unsubmitted();
   if (queries_) wgpuQuerySetDestroy(queries_.get());
 }
 
@@ -94,7 +95,8 @@ void Recorder::dispatch_grid(const Kernel& kernel, const BindGroup& group, Workg
   } else if (!pass_) {
     begin_pass(label_, false);
   }
-  recorded_.push_back({std::string(label), kernel.label(), group.label(), group.buffer_labels()});
+  recorded_.push_back({static_cast<uint32_t>(labels_.size()), static_cast<uint32_t>(label.size()), &kernel, &group});
+  labels_.append(label);
   wgpuComputePassEncoderSetPipeline(pass_.get(), kernel.pipeline());
   wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, group.raw(), 0, nullptr);
   if (grid.total() > 0) wgpuComputePassEncoderDispatchWorkgroups(pass_.get(), grid.x, grid.y, grid.z);
@@ -106,6 +108,25 @@ void Recorder::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst,
   end_pass();
   wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src.raw(), src_offset, dst.raw(),
                                        dst_offset, bytes);
+}
+
+void Recorder::readback(const Buffer& src, uint64_t offset, uint64_t bytes, AsyncReadback& dst) {
+  if (submitted_) throw GpuError(ErrorKind::Validation, dst.label(), "recorder already submitted");
+  if (offset % 4 != 0 || bytes % 4 != 0 || bytes == 0) {
+    throw GpuError(ErrorKind::Validation, dst.label(),
+                   "a readback needs a non-empty span at a multiple of 4 bytes (offset " + std::to_string(offset) +
+                       ", " + std::to_string(bytes) + " bytes)");
+  }
+  if (offset + bytes > src.allocated() || bytes > dst.size()) {
+    throw GpuError(ErrorKind::Validation, dst.label(),
+                   "a readback of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + " from " +
+                       src.label() + " (" + std::to_string(src.allocated()) + " bytes) into a staging buffer of " +
+                       std::to_string(dst.size()));
+  }
+  dst.recorded();
+  readbacks_.push_back(&dst);
+  end_pass();
+  wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src.raw(), offset, dst.buffer_.raw(), 0, bytes);
 }
 
 void Recorder::clear(const Buffer& dst, uint64_t offset, uint64_t bytes) {
@@ -124,13 +145,15 @@ std::string Recorder::culprit(const std::string& message) const {
   int best_score = 0;
   std::string best = label_;
   for (const Recorded& r : recorded_) {
-    int score = (mentions(r.label) ? 4 : 0) + (mentions(r.kernel) ? 2 : 0) + (mentions(r.group) ? 2 : 0);
-    if (r.buffers) {
-      for (const std::string& b : *r.buffers) score += mentions(b) ? 1 : 0;
+    const std::string label(label_of(r));
+    int score = (mentions(label) ? 4 : 0) + (mentions(r.kernel->label()) ? 2 : 0) +
+                (mentions(r.group->label()) ? 2 : 0);
+    if (const auto& buffers = r.group->buffer_labels()) {
+      for (const std::string& b : *buffers) score += mentions(b) ? 1 : 0;
     }
     if (score > 0 && score >= best_score) {
       best_score = score;
-      best = r.label;
+      best = label;
     }
   }
   return best;
@@ -148,19 +171,23 @@ void Recorder::submit() {
     wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), resolve_.raw(), 0, readback_.raw(), 0,
                                          uint64_t{stamps} * 8);
   }
-  Handle<WGPUCommandBuffer, wgpuCommandBufferRelease> cmd;
+  // No error scopes around the finish: popping one is a wait on the instance, paid on every
+  // step. An encoding error reaches the uncaptured-error callback instead (the invalid command
+  // buffer then does nothing), and check() throws it, blamed on the dispatch it names.
+  WGPUCommandBufferDescriptor desc{};
+  desc.label = view_of(label_);
+  Handle<WGPUCommandBuffer, wgpuCommandBufferRelease> cmd(wgpuCommandEncoderFinish(encoder_.get(), &desc));
+  WGPUCommandBuffer raw = cmd.get();
+  wgpuQueueSubmit(ctx_.queue(), 1, &raw);
   try {
-    cmd = ctx_.scoped(label_, [&] {
-      WGPUCommandBufferDescriptor desc{};
-      desc.label = view_of(label_);
-      return decltype(cmd)(wgpuCommandEncoderFinish(encoder_.get(), &desc));
-    });
+    ctx_.check(label_);
   } catch (const GpuError& e) {
     throw GpuError(e.kind(), culprit(e.message()), e.message());
   }
-  WGPUCommandBuffer raw = cmd.get();
-  wgpuQueueSubmit(ctx_.queue(), 1, &raw);
-  ctx_.check(label_);
+  // Mapping a buffer that a submitted command buffer writes is allowed: the map completes once
+  // the GPU has run it.
+  for (AsyncReadback* r : readbacks_) r->start_map();
+  readbacks_.clear();
 }
 
 std::vector<DispatchTiming> Recorder::timings() {
@@ -184,7 +211,7 @@ std::vector<DispatchTiming> Recorder::timings() {
   }
   const auto* ts = static_cast<const uint64_t*>(wgpuBufferGetConstMappedRange(readback_.raw(), 0, bytes));
   for (size_t i = 0; i < recorded_.size(); ++i) {
-    out.push_back({recorded_[i].label, ts[2 * i], ts[2 * i + 1]});
+    out.push_back({std::string(label_of(recorded_[i])), ts[2 * i], ts[2 * i + 1]});
   }
   wgpuBufferUnmap(readback_.raw());
   return out;

@@ -1,7 +1,8 @@
 // Command recording: dispatches, copies and clears recorded into one command buffer and
 // submitted at once. Dispatch counts beyond maxComputeWorkgroupsPerDimension are split over y and
 // z transparently (kernels recover the linear index with kLinearWorkgroupWgsl). With profiling on
-// and timestamp-query present, every dispatch gets its own pass with GPU timestamps.
+// and timestamp-query present, every dispatch gets its own pass with GPU timestamps. Readbacks
+// into an AsyncReadback ride in the same command buffer; their maps start at submit().
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "gpu/buffer.h"
 #include "gpu/context.h"
 #include "gpu/kernel.h"
+#include "gpu/readback.h"
 
 namespace wgx::gpu {
 
@@ -39,7 +41,9 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // `workgroups` linear workgroups of `kernel`; split over y/z when needed.
+  // `workgroups` linear workgroups of `kernel`; split over y/z when needed. The kernel and the bind
+  // group must live until submit() has returned (errors are attributed through them); the label
+  // is copied.
   void dispatch(const Kernel& kernel, const BindGroup& group, uint64_t workgroups,
                 std::string_view label);
   // An explicit grid, for kernels that use the 3D workgroup id themselves.
@@ -48,6 +52,9 @@ class Recorder {
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
             uint64_t bytes);
   void clear(const Buffer& dst, uint64_t offset = 0, uint64_t bytes = 0);  // 0: to the end
+  // Copies `bytes` of `src` from `offset` (both multiples of 4) into `dst`, which must be idle;
+  // submit() then starts mapping it, and the host takes the bytes when it wants them.
+  void readback(const Buffer& src, uint64_t offset, uint64_t bytes, AsyncReadback& dst);
 
   // Finishes and submits; encoding errors become a GpuError that names the failing dispatch.
   void submit();
@@ -62,13 +69,17 @@ class Recorder {
   void end_pass();
   std::string culprit(const std::string& message) const;
 
-  // What error attribution needs to know of each dispatch (labels only: cheap to keep).
+  // What error attribution needs to know of each dispatch, without copying strings per dispatch:
+  // the label as a span of labels_, the kernel and the bind group by address.
   struct Recorded {
-    std::string label;
-    std::string kernel;
-    std::string group;
-    std::shared_ptr<const std::vector<std::string>> buffers;
+    uint32_t label_begin = 0;
+    uint32_t label_size = 0;
+    const Kernel* kernel = nullptr;
+    const BindGroup* group = nullptr;
   };
+  std::string_view label_of(const Recorded& r) const {
+    return std::string_view(labels_).substr(r.label_begin, r.label_size);
+  }
 
   Context& ctx_;
   std::string label_;
@@ -77,6 +88,8 @@ class Recorder {
   Handle<WGPUCommandEncoder, wgpuCommandEncoderRelease> encoder_;
   Handle<WGPUComputePassEncoder, wgpuComputePassEncoderRelease> pass_;
   std::vector<Recorded> recorded_;
+  std::string labels_;  // every dispatch's label, back to back
+  std::vector<AsyncReadback*> readbacks_;  // their maps start at submit()
   // Profiling: one query set, resolved into a buffer and read back after the submit.
   Handle<WGPUQuerySet, wgpuQuerySetRelease> queries_;
   uint32_t query_capacity_ = 0;

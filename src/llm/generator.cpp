@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 
 #include "llm/stop_strings.h"
 
@@ -40,6 +41,13 @@ ModelLimits model_limits(const graph::Graph& graph) {
   limits.max_prefill = tshape[1].max_value(graph.syms);
   limits.max_seq = graph.syms[pos->index].max + 1;
   limits.vocab = lshape.back().value();
+  if (const graph::NamedValue* next = find_named(graph.outputs, "next_token")) {
+    const graph::TensorType& t = graph.type(next->value);
+    if (t.dtype != graph::DType::i32 || t.shape.size() != 2 || !t.shape[0].is_const(1) || !t.shape[1].is_const(1)) {
+      missing("output \"next_token\" of type i32 [1, 1] (it has " + graph::to_string(t, &graph.syms) + ")");
+    }
+    limits.next_token = true;
+  }
   return limits;
 }
 
@@ -96,12 +104,34 @@ std::vector<float> Generator::feed(std::span<const int32_t> ids, int64_t chunk, 
   return logits;
 }
 
+runtime::AsyncRead Generator::feed_pipelined(std::span<const int32_t> ids, int64_t chunk, int64_t* steps) {
+  runtime::AsyncRead first;
+  for (size_t at = 0; at < ids.size();) {
+    const size_t n = std::min(ids.size() - at, static_cast<size_t>(chunk));
+    program_.set_input<int32_t>("tokens", ids.subspan(at, n), {1, static_cast<int64_t>(n)});
+    program_.set_sym("input_pos", fed_);
+    if (at + n == ids.size()) {
+      program_.feed_from("tokens", "next_token");
+      first = program_.read_async("next_token");
+    }
+    program_.execute();
+    fed_ += static_cast<int64_t>(n);
+    at += n;
+    ++*steps;
+  }
+  return first;
+}
+
 GenerationResult Generator::generate(std::span<const int32_t> prompt, const GenerationOptions& options,
                                      const TokenCallback& on_token) {
   const auto start = Clock::now();
   validate(options.sampling);
   if (options.max_new_tokens < 0) throw std::invalid_argument("max_new_tokens must be >= 0");
   if (options.prefill_chunk < 0) throw std::invalid_argument("prefill_chunk must be >= 0");
+  constexpr auto kMaxInFlight = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight);
+  if (options.decode_in_flight < 0 || options.decode_in_flight > kMaxInFlight) {
+    throw std::invalid_argument("decode_in_flight must be in [0, " + std::to_string(kMaxInFlight) + "]");
+  }
   for (int32_t id : prompt) {
     if (id < 0 || id >= limits_.vocab) {
       throw std::invalid_argument("prompt token " + std::to_string(id) + " is outside the model's vocabulary (" +
@@ -126,16 +156,15 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   stats.prompt_tokens = static_cast<int64_t>(pending.size());
   const int64_t chunk =
       options.prefill_chunk > 0 ? std::min(options.prefill_chunk, limits_.max_prefill) : limits_.max_prefill;
-  std::vector<float> logits = feed(pending, chunk, &stats.prefill_steps);
-  stats.prefill_seconds = seconds_since(start);
-  if (options.max_new_tokens == 0) return result;
+  const bool pipelined = options.max_new_tokens > 0 && options.decode_in_flight > 0 && limits_.next_token &&
+                         options.sampling.greedy() && options.sampling.repetition_penalty == 1.0f;
 
-  Sampler sampler(options.sampling);
+  stats.pipelined = pipelined;
   tokenizer::StreamDecoder stream(tokenizer_, options.skip_special);
   StopMatcher stops(options.stop_strings);
   Clock::time_point first_token;
-  for (;;) {
-    const int32_t token = sampler.sample(logits, context_);
+  // Takes one sampled token: context, text, callback, stop conditions. Whether to go on.
+  auto accept = [&](int32_t token) {
     if (result.tokens.empty()) {
       first_token = Clock::now();
       stats.first_token_seconds = std::chrono::duration<double>(first_token - start).count();
@@ -159,11 +188,53 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
     } else if (!go_on) {
       result.stop = StopReason::Cancelled;
     } else {
+      return true;
+    }
+    return false;
+  };
+
+  if (!pipelined) {
+    std::vector<float> logits = feed(pending, chunk, &stats.prefill_steps);
+    stats.prefill_seconds = seconds_since(start);
+    if (options.max_new_tokens == 0) return result;
+    Sampler sampler(options.sampling);
+    while (accept(sampler.sample(logits, context_))) {
       int64_t steps = 0;
       logits = feed(std::span<const int32_t>(&context_.back(), 1), 1, &steps);
-      continue;
     }
-    break;
+  } else {
+    // Every step feeds the next on the device; the feed ends with this call, however it ends.
+    struct EndFeed {
+      runtime::Program& p;
+      ~EndFeed() {
+        try {
+          p.stop_feed("tokens");
+        } catch (...) {
+        }
+      }
+    } end_feed{program_};
+    std::deque<runtime::AsyncRead> in_flight;
+    in_flight.push_back(feed_pipelined(pending, chunk, &stats.prefill_steps));
+    // Decode step j (j >= 1) feeds token j-1 at position base + j - 1 and yields token j.
+    const int64_t base = fed_;
+    int64_t requested = 1;  // tokens asked of the device so far
+    for (bool go_on = true; go_on;) {
+      while (static_cast<int64_t>(in_flight.size()) < options.decode_in_flight && requested < options.max_new_tokens) {
+        program_.set_sym("input_pos", base + requested - 1);
+        in_flight.push_back(program_.read_async("next_token"));
+        program_.execute();
+        ++requested;
+      }
+      const int32_t token = in_flight.front().i32().at(0);
+      in_flight.pop_front();
+      if (result.tokens.empty()) stats.prefill_seconds = seconds_since(start);
+      if (token < 0 || token >= limits_.vocab) {
+        throw std::runtime_error("the model's next_token is " + std::to_string(token) +
+                                 ", outside the vocabulary: were all logits NaN?");
+      }
+      go_on = accept(token);
+      if (go_on) ++fed_;  // fed by the step already submitted (or about to be)
+    }
   }
   stats.generated_tokens = static_cast<int64_t>(result.tokens.size());
   stats.decode_seconds = seconds_since(first_token);

@@ -13,6 +13,14 @@
 // The prompt is fed in chunks of at most max_prefill tokens, then one token per step. The KV
 // cache persists between calls: the next generate() continues the same sequence (multi-turn
 // chat feeds only the new turn), until reset().
+//
+// Greedy decoding is pipelined where the model allows it (a "next_token" output, models/model.h):
+// the argmax runs on the device, each step feeds the next on the device (Program::feed_from), and
+// the host keeps up to GenerationOptions::decode_in_flight steps submitted, collecting each
+// token asynchronously while later steps run. Steps submitted past the end (an eos, a stop
+// string, a cancel) are discarded: they wrote only cache rows past the context, which the next
+// generate() overwrites before anything reads them. Tokens, text, callbacks, stop reasons and the
+// context are exactly those of the synchronous path.
 #pragma once
 
 #include <cstdint>
@@ -34,9 +42,11 @@ struct ModelLimits {
   int64_t max_seq = 0;      // tokens the KV cache holds
   int64_t max_prefill = 0;  // tokens one step may feed
   int64_t vocab = 0;        // logits per token (embedding rows)
+  bool next_token = false;  // the graph's greedy pick: output "next_token", i32 [1, 1]
 };
 // Read from the graph: the "tokens" input's length range, the "input_pos" sym's range and the
-// "logits" output. Throws std::invalid_argument naming what is missing.
+// "logits" output; and whether "next_token" is there (an output of that name of another type is
+// an error). Throws std::invalid_argument naming what is missing.
 ModelLimits model_limits(const graph::Graph& graph);
 
 // The prompt and the tokens asked for do not fit in what is left of the context.
@@ -52,6 +62,10 @@ struct GenerationOptions {
   std::vector<std::string> stop_strings;  // end the reply when the text holds one; cut before it
   bool skip_special = false;              // leave special tokens out of the text
   int64_t prefill_chunk = 0;              // tokens per prefill step; 0: the model's max_prefill
+  // Steps kept on the device at once when decoding is greedy (temperature <= 0, no repetition
+  // penalty) and the model has "next_token"; 0 decodes synchronously (the logits read back and
+  // the argmax taken on the host). The tokens are the same either way.
+  int64_t decode_in_flight = 3;
 };
 
 enum class StopReason { Eos, StopString, MaxTokens, Cancelled };
@@ -61,9 +75,10 @@ struct GenerationStats {
   int64_t prompt_tokens = 0;  // fed before the first token
   int64_t generated_tokens = 0;
   int64_t prefill_steps = 0;
-  double prefill_seconds = 0;      // feeding the prompt, until its logits are on the host
+  double prefill_seconds = 0;      // feeding the prompt, until its logits (pipelined: its next token) are on the host
   double first_token_seconds = 0;  // from the call until the first token is sampled
   double decode_seconds = 0;       // from the first token until the last
+  bool pipelined = false;          // tokens picked on the device, steps kept in flight
   double prefill_tokens_per_second() const;
   // Tokens fed one at a time (every generated token but the first) per second.
   double decode_tokens_per_second() const;
@@ -106,6 +121,9 @@ class Generator {
  private:
   // Feeds ids (positions fed_ ...) in steps of at most `chunk`; returns the last token's logits.
   std::vector<float> feed(std::span<const int32_t> ids, int64_t chunk, int64_t* steps);
+  // The same steps, the last one armed for pipelined decoding: it feeds "next_token" into
+  // "tokens" and reads it asynchronously (the first generated token).
+  runtime::AsyncRead feed_pipelined(std::span<const int32_t> ids, int64_t chunk, int64_t* steps);
 
   runtime::Program& program_;
   tokenizer::Tokenizer tokenizer_;

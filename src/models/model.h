@@ -5,6 +5,8 @@
 //   syms     "input_pos"  position of tokens[0]     in [0, max_seq - 1]
 //   outputs  "logits"     f32 [1, vocab]            the last token's (or [1, seq, vocab] with
 //                                                   LoadOptions::all_logits, for parity tests)
+//            "next_token" i32 [1, 1]                argmax of the last token's logits (first
+//                                                   index on ties): greedy decoding on the device
 //   state    "layers.<i>.k_cache", "layers.<i>.v_cache"  [1, kv_heads, max_seq, head_dim]
 //
 // A step feeds only the new tokens and input_pos; the KV cache persists in the graph.

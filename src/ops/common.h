@@ -85,6 +85,9 @@ class Steps : public runtime::NodeExec {
   // A zeroed device buffer of at least `bytes` that lives as long as this exec (so as long as
   // the bind groups of its steps).
   gpu::BufferBinding own(const runtime::NodeContext& ctx, uint64_t bytes, const std::string& what);
+  // Scratch used only between this node's own dispatches (runtime::ScratchPool): shared with
+  // every other node's scratch, so it must be written before it is read in every execute.
+  static gpu::BufferBinding scratch(const runtime::NodeContext& ctx, uint64_t bytes) { return ctx.scratch(bytes); }
 
   void resize(const runtime::NodeContext& ctx) override;
   void record(gpu::Recorder& rec) override;

@@ -52,6 +52,9 @@ class NodeContext {
   gpu::PipelineCache& pipelines() const;
   // Where dispatches keep their uniform params (shared buffers, uploaded once per execute).
   ParamArena& params() const;
+  // Scratch the node uses only between its own dispatches, shared with every node's (see
+  // runtime/scratch_pool.h): the node's i-th call gets slot i, at least `bytes`.
+  gpu::BufferBinding scratch(uint64_t bytes) const;
   const RuntimeOptions& options() const;
 
   size_t input_count() const { return node().inputs.size(); }

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
+
+#include "gpu/readback.h"
 
 #include "graph/error.h"
 #include "graph/validate.h"
 #include "runtime/memory_plan.h"
 #include "runtime/param_arena.h"
+#include "runtime/scratch_pool.h"
 
 namespace wgx::runtime {
 
@@ -42,7 +46,106 @@ uint64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return graph::to_string(graph::Shape(shape.begin(), shape.end()));
+}
+
+// Staging buffers for AsyncReads, shared by the program and its reads: a read frees its buffer
+// when collected or dropped; the program marks the pool dead when it goes.
+struct ReadPool {
+  struct Slot {
+    std::unique_ptr<gpu::AsyncReadback> buffer;
+    graph::ValueId output = graph::kNoValue;
+    bool busy = false;  // an AsyncRead holds it
+  };
+  std::vector<std::unique_ptr<Slot>> slots;
+  bool alive = true;
+};
+
 }  // namespace
+
+struct AsyncRead::State {
+  std::string output;
+  Storage storage = Storage::F32;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;  // storage bytes of the value
+  std::shared_ptr<ReadPool> pool;
+  ReadPool::Slot* slot = nullptr;  // while the value is in its staging buffer
+  bool submitted = false;
+  bool failed = false;
+  bool taken = false;
+  std::vector<uint8_t> data;
+
+  void release() noexcept {
+    if (!slot) return;
+    if (pool->alive) {
+      try {
+        slot->buffer->release();
+      } catch (...) {  // a lost device: the buffer goes with the program
+      }
+      slot->busy = false;
+    }
+    slot = nullptr;
+  }
+  ~State() { release(); }
+};
+
+const std::string& AsyncRead::output() const {
+  static const std::string none;
+  return state_ ? state_->output : none;
+}
+
+bool AsyncRead::ready() const {
+  if (!state_) return false;
+  State& s = *state_;
+  if (s.taken) return true;
+  if (!s.submitted || !s.slot || !s.pool->alive) return false;
+  return s.slot->buffer->ready();
+}
+
+const std::vector<uint8_t>& AsyncRead::take() const {
+  if (!state_) throw std::logic_error("an empty AsyncRead has no value");
+  State& s = *state_;
+  if (s.taken) return s.data;
+  const std::string what = "the asynchronous read of '" + s.output + "'";
+  if (s.failed) throw std::runtime_error(what + " has no value: the execute() that was to fill it failed");
+  if (!s.pool->alive) throw std::logic_error(what + " outlived its program before its value was taken");
+  if (!s.submitted) throw std::logic_error(what + " has no value: no execute() has run since read_async()");
+  s.data.resize(s.bytes);
+  try {
+    s.slot->buffer->take(s.data.data(), s.bytes);
+  } catch (...) {
+    s.failed = true;
+    s.release();
+    throw;
+  }
+  s.release();
+  s.taken = true;
+  return s.data;
+}
+
+std::vector<uint8_t> AsyncRead::storage() const { return take(); }
+
+std::vector<float> AsyncRead::f32() const {
+  const std::vector<uint8_t>& bytes = take();
+  return storage_to_f32(state_->storage, bytes, numel(state_->shape));
+}
+
+std::vector<int32_t> AsyncRead::i32() const {
+  const std::vector<uint8_t>& bytes = take();
+  if (state_->storage != Storage::I32) {
+    throw std::logic_error("output '" + state_->output + "' is stored as " + storage_name(state_->storage) +
+                           ", not i32: read it with f32()");
+  }
+  std::vector<int32_t> out(numel(state_->shape));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int32_t));
+  return out;
+}
+
+const std::vector<int64_t>& AsyncRead::shape() const {
+  if (!state_) throw std::logic_error("an empty AsyncRead has no shape");
+  return state_->shape;
+}
 
 struct Program::Impl {
   Impl(gpu::Context& g, Graph gr, RuntimeOptions o, const KernelRegistry& k)
@@ -54,21 +157,44 @@ struct Program::Impl {
   const KernelRegistry& kernels;
   gpu::PipelineCache pipelines;
   ParamArena params{gpu};  // before the steps: their bind groups refer to its buffers
+  ScratchPool scratch{gpu};  // likewise
   bool profile = false;
 
   std::vector<TensorRef> refs;                 // per value
   std::vector<std::vector<int64_t>> shapes;    // per value, current sizes
   std::vector<int64_t> sym_values;
-  bool dirty = true;                           // a SymInt changed since the last resize
+  std::vector<ValueId> symbolic_values;        // tensor values with a symbolic dim
+  std::vector<bool> sym_sizes_tensors;         // per sym: some tensor's shape depends on it
+  bool shapes_dirty = true;                    // such a sym changed since the last update_shapes()
   std::vector<std::unique_ptr<gpu::Buffer>> buffers;  // everything the program owns
   std::vector<const gpu::Buffer*> constant_buffers;   // per graph constant
+  // An exec and what its last resize saw: it is resized again only when a SymInt it can see
+  // (through its node's shapes and Sym inputs) has changed since.
+  struct Resized {
+    std::unique_ptr<NodeExec> exec;
+    bool fresh = false;
+    std::vector<int64_t> seen;  // values of the step's syms at the last resize
+  };
   struct Step {
     uint32_t node;
-    std::unique_ptr<NodeExec> exec;
-    std::unique_ptr<NodeExec> small;  // the exec for the small class, when its route differs
-    NodeExec& active(bool small_class) { return small_class && small ? *small : *exec; }
+    Resized exec;
+    Resized small;               // the exec for the small class, when its route differs
+    std::vector<uint32_t> syms;  // the SymInts the node's resize can see
+    Resized& active(bool small_class) { return small_class && small.exec ? small : exec; }
   };
   std::vector<Step> steps;
+  size_t resizes = 0;  // resize hooks run so far
+
+  // Feeds (feed_from): at most one per input.
+  struct Feed {
+    ValueId input = graph::kNoValue, output = graph::kNoValue;
+    std::string input_name, output_name;
+    std::optional<std::vector<int64_t>> fed_shape;  // the shape the last feed wrote
+  };
+  std::vector<Feed> feeds;
+  // Reads asked for by read_async, filled by the next execute().
+  std::shared_ptr<ReadPool> reads = std::make_shared<ReadPool>();
+  std::vector<std::weak_ptr<AsyncRead::State>> pending_reads;
 
   // Shape classes. Routes are chosen at max shapes; a program that serves both prefill and
   // decode would then run prefill routes for every decode step. The "small" class is every
@@ -78,7 +204,6 @@ struct Program::Impl {
   std::vector<uint32_t> class_syms;    // indices of the syms that size graph inputs
   const graph::SymTable* build_syms = nullptr;  // what max shapes mean while building
   bool small_class_now = false;
-  bool active_class_resized = false;   // the execs of the active class have current params
   bool in_small_class() const {
     if (class_syms.empty()) return false;
     for (uint32_t s : class_syms) {
@@ -102,9 +227,18 @@ struct Program::Impl {
                                 "' (the graph has: " + known + ")");
   }
   void update_shapes() {
+    for (ValueId v : symbolic_values) shapes[v] = graph::eval_shape(graph.values[v].type.shape, sym_values);
+  }
+  void update_all_shapes() {
     for (size_t v = 0; v < graph.values.size(); ++v) {
       if (graph.values[v].kind == ValueKind::Tensor) shapes[v] = graph::eval_shape(graph.values[v].type.shape, sym_values);
     }
+  }
+  Feed* feed_into(ValueId input) {
+    for (Feed& f : feeds) {
+      if (f.input == input) return &f;
+    }
+    return nullptr;
   }
 };
 
@@ -133,6 +267,7 @@ std::string NodeContext::label() const {
 gpu::Context& NodeContext::gpu() const { return program_.impl_->gpu; }
 gpu::PipelineCache& NodeContext::pipelines() const { return program_.impl_->pipelines; }
 ParamArena& NodeContext::params() const { return program_.impl_->params; }
+gpu::BufferBinding NodeContext::scratch(uint64_t bytes) const { return program_.impl_->scratch.get(index_, bytes); }
 const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
 const graph::Value& NodeContext::input_value(size_t i) const { return graph().value(node().inputs.at(i)); }
 const graph::TensorType& NodeContext::input_type(size_t i) const { return input_value(i).type; }
@@ -275,8 +410,39 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
     }
   }
 
+  // Which shapes are symbolic, and the SymInts each node's resize can see.
+  m.sym_sizes_tensors.assign(g.syms.size(), false);
+  for (size_t v = 0; v < nv; ++v) {
+    if (g.values[v].kind != ValueKind::Tensor) continue;
+    bool symbolic = false;
+    for (const graph::Dim& d : g.values[v].type.shape) {
+      if (d.is_const()) continue;
+      symbolic = true;
+      m.sym_sizes_tensors[d.sym().index] = true;
+    }
+    if (symbolic) m.symbolic_values.push_back(static_cast<ValueId>(v));
+  }
+  auto node_syms = [&g](uint32_t i) {
+    std::vector<uint32_t> syms;
+    auto add = [&syms](uint32_t s) {
+      if (std::find(syms.begin(), syms.end(), s) == syms.end()) syms.push_back(s);
+    };
+    const graph::Node& n = g.nodes[i];
+    for (const auto* list : {&n.inputs, &n.outputs}) {
+      for (ValueId v : *list) {
+        const graph::Value& val = g.values[v];
+        if (val.kind == ValueKind::Sym) add(val.sym.index);
+        if (val.kind != ValueKind::Tensor) continue;
+        for (const graph::Dim& d : val.type.shape) {
+          if (!d.is_const()) add(d.sym().index);
+        }
+      }
+    }
+    return syms;
+  };
+
   // A route for every node (per class), then its executable part.
-  m.update_shapes();
+  m.update_all_shapes();
   auto choose = [&](uint32_t i, RouteChoice& choice) -> const Route* {
     NodeContext ctx(*this, i);
     for (const Route& route : ops[i]->routes) {
@@ -296,14 +462,14 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
       m.build_syms = &g.syms;
       const Route* route = choose(i, choice);
       choice.route = route->name;
-      Impl::Step step{i, route->build(NodeContext(*this, i)), nullptr};
+      Impl::Step step{i, {route->build(NodeContext(*this, i)), false, {}}, {}, node_syms(i)};
       if (!m.class_syms.empty()) {
         m.build_syms = &m.small_syms;
         RouteChoice small{i, "", "", "", {}, ""};
         const Route* small_route = choose(i, small);
         if (small_route->name != route->name) {
           choice.small_route = small_route->name;
-          step.small = small_route->build(NodeContext(*this, i));
+          step.small.exec = small_route->build(NodeContext(*this, i));
         }
       }
       m.build_syms = nullptr;
@@ -311,14 +477,20 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
     }
     for (const auto& [value, buffer] : plan.copies_after[i]) {
       ++mutation_copies_;
-      m.steps.push_back({i, std::make_unique<CopyExec>(m.refs[value], m.refs[g.buffers[buffer].value]), nullptr});
+      auto copy = std::make_unique<CopyExec>(m.refs[value], m.refs[g.buffers[buffer].value]);
+      m.steps.push_back({i, {std::move(copy), false, {}}, {}, {}});
     }
     routes_.push_back(std::move(choice));
   }
+  memory_.scratch = m.scratch.bytes();
   reset_state();
 }
 
-Program::~Program() = default;
+Program::~Program() {
+  // Outstanding reads lose their staging buffers (and say so if asked for their value).
+  impl_->reads->alive = false;
+  impl_->reads->slots.clear();
+}
 
 // ---- Execute ------------------------------------------------------------------------------------
 void Program::set_sym(std::string_view name, int64_t value) {
@@ -332,7 +504,7 @@ void Program::set_sym(std::string_view name, int64_t value) {
   }
   if (m.sym_values[id->index] != value) {
     m.sym_values[id->index] = value;
-    m.dirty = true;
+    if (m.sym_sizes_tensors[id->index]) m.shapes_dirty = true;
   }
 }
 
@@ -370,27 +542,185 @@ void Program::set_input(std::string_view name, std::span<const uint8_t> bytes, s
   const TensorRef& r = m.refs[in.value];
   std::vector<uint8_t> stored = to_storage(type.dtype, bytes, r.storage, in.name);
   if (!stored.empty()) gpu::upload(m.gpu, *r.buffer, r.offset, stored.data(), stored.size());
+  // The host's bytes replace whatever a feed would have delivered.
+  std::erase_if(m.feeds, [&](const Impl::Feed& f) { return f.input == in.value; });
 }
 
 void Program::execute() {
   Impl& m = *impl_;
   const bool small = m.in_small_class();
-  if (m.dirty || small != m.small_class_now || !m.active_class_resized) {
+  if (m.shapes_dirty) {
     m.update_shapes();
-    for (auto& step : m.steps) step.active(small).resize(NodeContext(*this, step.node));
-    m.small_class_now = small;
-    m.active_class_resized = true;
-    m.dirty = false;
+    m.shapes_dirty = false;
   }
+  // A fed input must still have the shape its feed wrote; the feeds' next shapes must fit.
+  std::vector<std::pair<uint32_t, int64_t>> fed_syms;
+  for (const Impl::Feed& f : m.feeds) {
+    const std::vector<int64_t>& now = m.shapes[f.input];
+    if (f.fed_shape && *f.fed_shape != now) {
+      throw std::logic_error("input '" + f.input_name + "' is fed from '" + f.output_name + "', which wrote shape " +
+                             shape_text(*f.fed_shape) + ", but SymInts set since make it " + shape_text(now) +
+                             ": set_input() it, or set those SymInts back");
+    }
+    const std::vector<int64_t>& out = m.shapes[f.output];
+    const graph::Shape& dims = m.graph.type(f.input).shape;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].is_const()) continue;  // equal to the output's, checked by feed_from
+      const graph::SymInt& sym = m.graph.syms[dims[d].sym().index];
+      const auto value = dims[d].solve(out[d]);
+      if (!value || *value < sym.min || *value > sym.max) {
+        throw std::logic_error("input '" + f.input_name + "' is fed from '" + f.output_name + "' of shape " +
+                               shape_text(out) + ", which its dim " + std::to_string(d) + " (" +
+                               graph::to_string(dims[d], &m.graph.syms) + ") cannot take");
+      }
+      fed_syms.emplace_back(dims[d].sym().index, *value);
+    }
+  }
+  for (auto& step : m.steps) {
+    Impl::Resized& r = step.active(small);
+    bool stale = !r.fresh;
+    for (size_t k = 0; k < step.syms.size() && !stale; ++k) stale = r.seen[k] != m.sym_values[step.syms[k]];
+    if (!stale) continue;
+    r.fresh = false;
+    r.exec->resize(NodeContext(*this, step.node));
+    ++m.resizes;
+    r.seen.resize(step.syms.size());
+    for (size_t k = 0; k < step.syms.size(); ++k) r.seen[k] = m.sym_values[step.syms[k]];
+    r.fresh = true;
+  }
+  m.small_class_now = small;
   m.params.flush();
   gpu::Recorder rec(m.gpu, "execute", m.profile);
-  for (auto& step : m.steps) step.active(small).record(rec);
+  for (auto& step : m.steps) step.active(small).exec->record(rec);
   dispatches_ = rec.dispatches();
-  rec.submit();
+  for (const Impl::Feed& f : m.feeds) {
+    const TensorRef& from = m.refs[f.output];
+    const TensorRef& to = m.refs[f.input];
+    const uint64_t bytes = storage_bytes(from.storage, numel(m.shapes[f.output]));
+    if (bytes) rec.copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
+  }
+  std::vector<std::shared_ptr<AsyncRead::State>> reads;
+  for (const auto& weak : m.pending_reads) {
+    std::shared_ptr<AsyncRead::State> st = weak.lock();
+    if (!st) continue;  // dropped before this execute
+    const ValueId v = st->slot->output;
+    const TensorRef& r = m.refs[v];
+    st->shape = m.shapes[v];
+    st->bytes = storage_bytes(r.storage, numel(st->shape));
+    if (st->bytes) rec.readback(*r.buffer, r.offset, st->bytes, *st->slot->buffer);
+    reads.push_back(std::move(st));
+  }
+  m.pending_reads.clear();
+  try {
+    rec.submit();
+  } catch (...) {
+    for (const auto& st : reads) st->failed = true;
+    throw;
+  }
+  for (const auto& st : reads) {
+    st->submitted = true;
+    if (st->bytes == 0) {  // an empty value: nothing to wait for
+      st->release();
+      st->taken = true;
+    }
+  }
+  for (const auto& [sym, value] : fed_syms) {
+    if (m.sym_values[sym] != value) set_sym(m.graph.syms[sym].name, value);
+  }
+  for (Impl::Feed& f : m.feeds) f.fed_shape = m.shapes[f.output];
   if (m.profile) timings_ = rec.timings();
 }
 
+void Program::feed_from(std::string_view input, std::string_view output) {
+  Impl& m = *impl_;
+  const graph::NamedValue& in = m.named(m.graph.inputs, input, "input");
+  const graph::NamedValue& out = m.named(m.graph.outputs, output, "output");
+  const graph::TensorType& it = m.graph.type(in.value);
+  const graph::TensorType& ot = m.graph.type(out.value);
+  const std::string what = "feed_from: input '" + in.name + "' from output '" + out.name + "': ";
+  if (it.dtype != ot.dtype) {
+    throw std::invalid_argument(what + "the input is " + graph::dtype_name(it.dtype) + ", the output " +
+                                graph::dtype_name(ot.dtype));
+  }
+  if (it.shape.size() != ot.shape.size()) {
+    throw std::invalid_argument(what + "the input has rank " + std::to_string(it.shape.size()) + ", the output " +
+                                std::to_string(ot.shape.size()));
+  }
+  for (size_t d = 0; d < it.shape.size(); ++d) {
+    if (it.shape[d].is_const() && !(ot.shape[d].is_const() && ot.shape[d].value() == it.shape[d].value())) {
+      throw std::invalid_argument(what + "the input's dim " + std::to_string(d) + " is fixed at " +
+                                  std::to_string(it.shape[d].value()) + ", the output's is " +
+                                  graph::to_string(ot.shape[d], &m.graph.syms));
+    }
+  }
+  const TensorRef& ir = m.refs[in.value];
+  const TensorRef& orf = m.refs[out.value];
+  const uint64_t out_max = storage_bytes(orf.storage, numel(graph::max_shape(ot.shape, m.graph.syms)));
+  if (out_max > ir.capacity) {
+    throw std::invalid_argument(what + "the output holds up to " + std::to_string(out_max) +
+                                " bytes, the input's storage " + std::to_string(ir.capacity));
+  }
+  if (ir.buffer == orf.buffer) throw std::invalid_argument(what + "the output shares the input's storage");
+  stop_feed(input);
+  m.feeds.push_back({in.value, out.value, in.name, out.name, std::nullopt});
+}
+
+void Program::stop_feed(std::string_view input) {
+  Impl& m = *impl_;
+  const graph::NamedValue& in = m.named(m.graph.inputs, input, "input");
+  std::erase_if(m.feeds, [&](const Impl::Feed& f) { return f.input == in.value; });
+}
+
+std::optional<std::string> Program::feeding(std::string_view input) const {
+  Impl& m = *impl_;
+  const graph::NamedValue& in = m.named(m.graph.inputs, input, "input");
+  for (const Impl::Feed& f : m.feeds) {
+    if (f.input == in.value) return f.output_name;
+  }
+  return std::nullopt;
+}
+
+AsyncRead Program::read_async(std::string_view output) {
+  Impl& m = *impl_;
+  const graph::NamedValue& out = m.named(m.graph.outputs, output, "output");
+  const TensorRef& r = m.refs[out.value];
+  if (r.storage == Storage::Q4) {
+    throw std::invalid_argument("read_async: output '" + out.name + "' is q4-quantized; read_storage() it");
+  }
+  ReadPool& pool = *m.reads;
+  ReadPool::Slot* free = nullptr;
+  size_t busy = 0;
+  for (const auto& slot : pool.slots) {
+    if (slot->output != out.value) continue;
+    if (slot->busy) {
+      ++busy;
+    } else if (!free) {
+      free = slot.get();
+    }
+  }
+  if (!free) {
+    if (busy >= kMaxReadsInFlight) {
+      throw std::logic_error("read_async: " + std::to_string(busy) + " reads of '" + out.name +
+                             "' are outstanding; collect or drop one first");
+    }
+    auto slot = std::make_unique<ReadPool::Slot>();
+    slot->buffer = std::make_unique<gpu::AsyncReadback>(m.gpu, r.capacity, "read_async " + out.name);
+    slot->output = out.value;
+    free = slot.get();
+    pool.slots.push_back(std::move(slot));
+  }
+  free->busy = true;
+  auto st = std::make_shared<AsyncRead::State>();
+  st->output = out.name;
+  st->storage = r.storage;
+  st->pool = m.reads;
+  st->slot = free;
+  m.pending_reads.push_back(st);
+  return AsyncRead(std::move(st));
+}
+
 bool Program::last_execute_was_small() const { return impl_->small_class_now; }
+size_t Program::resize_count() const { return impl_->resizes; }
 size_t Program::param_uploads() const { return impl_->params.uploads(); }
 
 std::vector<int64_t> Program::output_shape(std::string_view name) const {
@@ -472,7 +802,7 @@ std::string Program::describe() const {
   const auto mib = human_bytes;
   s << "memory: constants " << mib(memory_.constants) << ", state " << mib(memory_.state) << ", inputs "
     << mib(memory_.inputs) << ", intermediates " << mib(memory_.intermediates) << " (without reuse "
-    << mib(memory_.unplanned) << "), total " << mib(memory_.total()) << "\n";
+    << mib(memory_.unplanned) << "), scratch " << mib(memory_.scratch) << ", total " << mib(memory_.total()) << "\n";
   return s.str();
 }
 

@@ -1,12 +1,34 @@
 // A graph built for a device: validated, memory planned, weights uploaded, a route chosen and its
 // pipelines and bind groups made for every node, once. Then executed many times: set inputs and
-// SymInts, execute (resize hooks run only when a SymInt changed; all dispatches go into one
-// command buffer), read outputs when asked. Mutable buffers (KV caches, streaming state) persist
-// across executions until reset_state().
+// SymInts, execute (a node's resize hook runs only when a SymInt it can see changed; all
+// dispatches go into one command buffer), read outputs when asked. Mutable buffers (KV caches,
+// streaming state) persist across executions until reset_state().
+//
+// Executions need not wait for each other: the host may record and submit the next execute()
+// while the GPU runs the last. Two things keep the host out of the way of a loop whose steps feed
+// each other (greedy decoding):
+//   feed_from(input, output)  the device copies the output into the input at the end of every
+//                             execute(), so the next one runs without set_input;
+//   read_async(output)        the next execute() also copies the output into a staging buffer,
+//                             which the host collects later (AsyncRead) without blocking the
+//                             queue, while later steps are already submitted.
+//
+//   p.set_input<int32_t>("tokens", prompt, {1, n});
+//   p.feed_from("tokens", "next_token");          // from this execute on
+//   std::deque<runtime::AsyncRead> reads;
+//   for (int64_t i = 0; i < steps; ++i) {
+//     p.set_sym("input_pos", pos + i);
+//     reads.push_back(p.read_async("next_token"));
+//     p.execute();                                 // submits; waits for nothing
+//     if (reads.size() == 3) { use(reads.front().i32()[0]); reads.pop_front(); }
+//   }
+//
+// A Program is used from one thread at a time, as are its AsyncReads.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,7 +64,40 @@ struct MemoryReport {
   uint64_t inputs = 0;          // graph inputs at their max shape
   uint64_t intermediates = 0;   // the planned slots for intermediates
   uint64_t unplanned = 0;       // what intermediates would take without reuse
-  uint64_t total() const { return constants + state + inputs + intermediates; }
+  uint64_t scratch = 0;         // nodes' scratch, shared by all nodes (runtime::ScratchPool)
+  uint64_t total() const { return constants + state + inputs + intermediates + scratch; }
+};
+
+class Program;
+
+// An output's value at the end of one execute(), copied to the host without blocking the queue
+// (Program::read_async). Copyable: copies share the value. May outlive its program only if the
+// value was taken before the program was destroyed.
+class AsyncRead {
+ public:
+  AsyncRead() = default;
+  explicit operator bool() const { return state_ != nullptr; }
+  const std::string& output() const;
+
+  // Whether the value is on the host; never blocks. False until the execute() that fills it has
+  // been submitted.
+  bool ready() const;
+  // The value, blocking until it is on the host. The first of these calls takes the value out of
+  // its staging buffer (which is then free for another read); later calls give the same value.
+  // std::logic_error when no execute() has run since read_async() (nothing will fill it) or the
+  // program is gone; std::runtime_error when the execute() meant to fill it failed.
+  std::vector<uint8_t> storage() const;  // the output's storage bytes (as read_storage)
+  std::vector<float> f32() const;        // converted to f32 (as read_f32)
+  std::vector<int32_t> i32() const;      // an i32 (or i64, stored as i32) output's values
+  // The output's shape in the execute() that filled it.
+  const std::vector<int64_t>& shape() const;
+
+ private:
+  friend class Program;
+  struct State;
+  explicit AsyncRead(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  const std::vector<uint8_t>& take() const;
+  std::shared_ptr<State> state_;
 };
 
 class Program {
@@ -56,14 +111,42 @@ class Program {
   // Sets a SymInt for the next execution (checked against its range).
   void set_sym(std::string_view name, int64_t value);
   // Host data for an input, in the input's dtype and natural layout, with its actual shape;
-  // symbolic dims of the input take their values from `shape`.
+  // symbolic dims of the input take their values from `shape`. Ends a feed into that input
+  // (feed_from): the next execute() reads these bytes.
   void set_input(std::string_view name, std::span<const uint8_t> bytes, std::vector<int64_t> shape);
   template <typename T>
   void set_input(std::string_view name, std::span<const T> data, std::vector<int64_t> shape) {
     set_input(name, {reinterpret_cast<const uint8_t*>(data.data()), data.size_bytes()}, std::move(shape));
   }
 
+  // Records every node into one command buffer and submits it; waits for nothing (the GPU runs
+  // it while the host goes on). Throws std::logic_error, before submitting anything, when a fed
+  // input's shape no longer matches what its feed wrote (see feed_from).
   void execute();
+
+  // Feeds `input` from `output` on the device: every execute() from now on ends by copying the
+  // output's value into the input's storage (in the same command buffer), and the input takes
+  // the output's shape (its symbolic dims' SymInts are set from it), so the next execute() reads
+  // what the last one produced, with no host round trip. The execute() right after this call
+  // still reads what the input holds now (set_input's bytes, or an earlier feed's). Replaces an
+  // earlier feed into the same input.
+  //   Ends with set_input(input, ...) or stop_feed(input). A set_sym that changes a SymInt sizing
+  //   the fed input makes the next execute() throw instead of reading a wrongly sized value.
+  // Throws std::invalid_argument when either name is unknown, the dtypes differ, the ranks
+  // differ, a fixed dim of the input is not the same fixed dim of the output, the output can be
+  // larger than the input's storage, or the two share storage.
+  void feed_from(std::string_view input, std::string_view output);
+  void stop_feed(std::string_view input);
+  // The output feeding `input`, or nothing.
+  std::optional<std::string> feeding(std::string_view input) const;
+
+  // Asks the next execute() to copy `output` into a staging buffer as well, and returns the
+  // handle to collect it with. Up to kMaxReadsInFlight reads of one output may be outstanding
+  // (asked for, and not yet collected or dropped); more is a std::logic_error. A read dropped
+  // uncollected frees its staging buffer. Throws std::invalid_argument for an unknown output or
+  // a q4 one.
+  static constexpr size_t kMaxReadsInFlight = 8;
+  AsyncRead read_async(std::string_view output);
 
   std::vector<int64_t> output_shape(std::string_view name) const;
   // An output converted to f32 (float, integer and bool outputs alike).
@@ -86,6 +169,9 @@ class Program {
   size_t param_uploads() const;
   // Whether the last execute() ran the small shape class (see RouteChoice::small_route).
   bool last_execute_was_small() const;
+  // Resize hooks run so far. A node's hook runs on its first execute in a shape class and then
+  // only when a SymInt it can see (in its inputs' and outputs' shapes, or a Sym input) changed.
+  size_t resize_count() const;
   // Mutations whose value is copied into its buffer after the producing node; the others are
   // written into the buffer's own storage.
   size_t mutation_copies() const { return mutation_copies_; }

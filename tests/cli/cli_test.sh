@@ -128,16 +128,30 @@ case "$case_name" in
     expect_out "^model        synthetic demo-tiny (Llama, q4 weights, f16 KV cache, context 4096"
     expect_out "^prefill      8 tokens at positions 0..7 in .* tok/s"
     expect_out "^first token  "
-    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s"
-    expect_out "^per token    [0-9]* dispatches, 2 submits"
+    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 3 steps in flight)"
+    expect_out "^per token    [0-9]* dispatches, 1 submit "
     expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread)"
     expect_out "^memory       .*: constants .*, state .*, intermediates "
     expect_out "^kv cache     1.0 MiB as f16 at context 4096 (f16 1.0 MiB, f32 2.0 MiB"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --sync
+    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (synchronous)"
+    expect_out "^per token    [0-9]* dispatches, 2 submits"
+    # Pipelined and synchronous decoding pick the same tokens.
+    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --in-flight 4 --json
+    cp "$tmp/out" "$tmp/pipelined.json"
+    expect_out '"decode_mode": "pipelined"'
+    expect_out '"submits_per_decode_token": 1'
+    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sync --json
+    expect_out '"decode_mode": "sync"'
+    python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b or len(a) != 13)' \
+      "$tmp/pipelined.json" "$tmp/out" || fail "pipelined and synchronous decoding picked other tokens"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json
     expect_out '"decode_pos": 100'
     expect_out '"dtype": "f32"'
-    expect_out '"submits_per_decode_token": 2'
+    expect_out '"submits_per_decode_token": 1'
     expect_out '"profile": '
+    run 2 "$wgx" bench --synthetic demo-tiny --in-flight 9
+    expect_err "in-flight" 
     run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4
     expect_err "it must be at least -p"
     run 2 "$wgx" bench --synthetic llama-9000

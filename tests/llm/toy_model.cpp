@@ -38,7 +38,7 @@ std::string byte_level(int byte) {
 
 }  // namespace
 
-ToyModel toy_model(bool all_logits) {
+ToyModel toy_model(bool all_logits, bool next_token) {
   graph::GraphBuilder b;
   const graph::SymId seq = b.sym("seq_len", 1, toy::kMaxPrefill);
   const graph::ValueId pos = b.sym_value(b.sym("input_pos", 0, toy::kMaxSeq - 1));
@@ -72,7 +72,12 @@ ToyModel toy_model(bool all_logits) {
   const graph::ValueId merged = b.op1("reshape", {attn}, {{"shape", Shape{1, seq, kHeads * kHeadDim}}});
   const graph::ValueId h = b.op1("add", {x, b.op1("linear", {merged, wo})});
   const graph::ValueId last = all_logits ? h : b.op1("select", {h}, {{"dim", 1}, {"index", -1}});
-  b.output("logits", b.op1("linear", {last, lm_head}));
+  const graph::ValueId logits = b.op1("linear", {last, lm_head});
+  b.output("logits", logits);
+  if (next_token) {
+    const graph::ValueId row = all_logits ? b.op1("select", {logits}, {{"dim", 1}, {"index", -1}}) : logits;
+    b.output("next_token", b.op1("argmax", {row}, {{"dim", -1}, {"keepdim", true}}));
+  }
   return {b.build(), b.weights()};
 }
 

@@ -1,8 +1,9 @@
 // A toy language model that follows models/model.h's contract (input "tokens" [1, seq], sym
 // "input_pos", output "logits" [1, vocab], KV caches as mutable buffers), small enough for
 // SwiftShader: embedding, one attention layer with RoPE over a KV cache, a residual, the last
-// position, an output projection. Random but fixed weights make the logits a deterministic
-// function of the whole context, so a broken cache or a wrong position changes the tokens.
+// position, an output projection, and the argmax of the last position's logits. Random but fixed
+// weights make the logits a deterministic function of the whole context, so a broken cache or a
+// wrong position changes the tokens.
 // And a tokenizer for it: every printable ASCII character, newline, ChatML's special tokens, and
 // the two bytes of "é" as separate tokens (so a character can arrive split).
 #pragma once
@@ -29,7 +30,9 @@ struct ToyModel {
   graph::WeightStore weights;
 };
 // all_logits: "logits" is [1, seq, vocab], every position's (LoadOptions::all_logits).
-ToyModel toy_model(bool all_logits = false);
+// next_token: also the output "next_token", i32 [1, 1], the last position's argmax (as the decoder
+// builder emits it), which lets the generator pipeline greedy decoding.
+ToyModel toy_model(bool all_logits = false, bool next_token = true);
 
 tokenizer::Tokenizer toy_tokenizer();
 

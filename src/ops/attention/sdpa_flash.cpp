@@ -62,8 +62,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint64_t slots = uint64_t{max.batch} * max.hq * max_chunks(max);
-  const gpu::BufferBinding stats = steps->own(ctx, slots * 8, "chunk stats");
-  const gpu::BufferBinding acc = steps->own(ctx, slots * max.dim * 4, "chunk accumulators");
+  const gpu::BufferBinding stats = steps->scratch(ctx, slots * 8);
+  const gpu::BufferBinding acc = steps->scratch(ctx, slots * max.dim * 4);
   const uint32_t scale = scale_bits(ctx);
   const uint32_t slots_per_head = max_chunks(max);
   auto update_split = [=](const NodeContext& c) {

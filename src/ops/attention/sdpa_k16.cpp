@@ -97,8 +97,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, uint32_t query_
   const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const uint64_t slots = max_slots(ctx, query_tile);
-  const gpu::BufferBinding stats = steps->own(ctx, slots * 8, "split stats");
-  const gpu::BufferBinding acc = steps->own(ctx, slots * dim * 4, "split accumulators");
+  const gpu::BufferBinding stats = steps->scratch(ctx, slots * 8);
+  const gpu::BufferBinding acc = steps->scratch(ctx, slots * dim * 4);
   const uint32_t scale = scale_bits(ctx);
   auto update = [scale, query_tile](const NodeContext& c) {
     const Geometry g = geometry_now(c);

@@ -32,7 +32,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& k = kernel(ctx, "materialized." + io_label(ctx));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
-  const gpu::BufferBinding scores = steps->own(ctx, pool_size(max) * max.max_seq * 4, "scores");
+  const gpu::BufferBinding scores = steps->scratch(ctx, pool_size(max) * max.max_seq * 4);
   const uint32_t scale = scale_bits(ctx);
   auto update = [scale](const NodeContext& c) {
     const Geometry g = geometry_now(c);

@@ -197,7 +197,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool linear, bo
   const bool has_bias = linear && ctx.input_count() > 2;
   const gpu::BufferBinding bias = has_bias ? ctx.input(2).binding() : steps->own(ctx, 4, "no bias");
   const gpu::BufferBinding out =
-      plan.via_f32 ? steps->own(ctx, 4 * numel(ctx.output_max_shape(0)), "f32 product") : ctx.output(0).binding();
+      plan.via_f32 ? steps->scratch(ctx, 4 * numel(ctx.output_max_shape(0))) : ctx.output(0).binding();
   const uint64_t rows = gemv ? kGemvRows : tile->size;
   const uint64_t cols = gemv ? (linear ? kGemvNkCols : kGemvKnCols) : tile->size;
   auto update = [linear, has_bias, rows, cols](const NodeContext& c) {

@@ -248,7 +248,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   gpu::BufferBinding partials{};
   std::array<gpu::BufferBinding, 2> spare{};
   if (partial_bytes > 0) {
-    partials = exec->own(ctx, partial_bytes, "f32 partials");
+    partials = exec->scratch(ctx, partial_bytes);
     spare = {exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")};
     exec->reduce = reduce_dispatch(ctx, f, o, {partials, bias, outs[0], outs[1], outs[2]});
   }

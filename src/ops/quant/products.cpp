@@ -297,7 +297,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel k
   const bool gemv_fallback = !is_gemv(kernel) && check_limits(ctx, info(small).buffers, info(small).storage).empty();
   std::array<gpu::BufferBinding, 3> scratch = outs;
   if (!f.direct(kernel) || (gemv_fallback && !f.direct(small))) {
-    scratch = {exec->own(ctx, 4 * max_rows(ctx) * f.n, "f32 product"), exec->own(ctx, 4, "no output"),
+    scratch = {exec->scratch(ctx, 4 * max_rows(ctx) * f.n), exec->own(ctx, 4, "no output"),
                exec->own(ctx, 4, "no output")};
     exec->add(f.swiglu ? swiglu_pass(ctx, scratch[0], outs[0]) : split_pass(ctx, f, scratch[0], outs));
   }

@@ -58,11 +58,14 @@ fn pick(a: Acc, b: Acc) -> Acc {
 fn merge(a: Acc, b: Acc) -> Acc { return {{merge}}(a, b); }
 
 // Element x at index j into an invocation's partial. Its indices only grow, so a tie keeps the
-// partial: fewer tests than a merge, and no branches, in the loop that streams x.
+// partial: fewer tests than a merge, and no branches, in the loop that streams x. `counts` says
+// whether x may be picked at all: argmax skips NaNs by their bits (a comparison could be folded
+// away), so a NaN never becomes a partial, as the host's llm::argmax skips them.
 fn add_fold(a: Acc, x: {{acc_type}}, j: u32) -> Acc { return Acc(a.v + x, 0u); }
 fn pick_fold(a: Acc, x: {{acc_type}}, j: u32) -> Acc {
   let b = Acc(x, j);
-  let take = a.i == EMPTY || {{better}};
+  let counts = {{counts}};
+  let take = counts && (a.i == EMPTY || {{better}});
   return Acc(select(a.v, b.v, take), select(a.i, j, take));
 }
 fn fold(a: Acc, x: {{acc_type}}, j: u32) -> Acc { return {{merge}}_fold(a, x, j); }

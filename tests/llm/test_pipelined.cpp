@@ -1,0 +1,353 @@
+// Pipelined greedy decoding (the argmax on the device, steps fed on the device and kept in flight)
+// must be indistinguishable from the synchronous path: the same tokens, text, callbacks, stop
+// reasons and context, including a stop in the middle with steps already submitted past it, the
+// last token exactly at the end of the context, and a next turn that continues the KV cache.
+// Checked on the toy model, on the demo model (models/demo) and on a synthetic one; and the
+// device's argmax against the host's llm::argmax, ties and NaNs included.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+
+#include "gpu/context.h"
+#include "graph/builder.h"
+#include "llm/generator.h"
+#include "llm/sampler.h"
+#include "models/model.h"
+#include "models/synthetic.h"
+#include "toy_model.h"
+
+namespace wgx::llm {
+namespace {
+
+gpu::Context& context() {
+  static std::unique_ptr<gpu::Context> ctx = [] {
+    gpu::ContextOptions o = gpu::ContextOptions::from_env();
+    o.announce = false;
+    return std::make_unique<gpu::Context>(o);
+  }();
+  return *ctx;
+}
+
+// ---- The device's argmax ------------------------------------------------------------------------
+
+// argmax over the last dim of [rows, width] on the device, one value per row.
+std::vector<int32_t> device_argmax(const std::vector<float>& x, int64_t rows, int64_t width) {
+  graph::GraphBuilder b;
+  const auto in = b.input("x", graph::DType::f32, {rows, width});
+  b.output("i", b.op1("argmax", {in}, {{"dim", -1}, {"keepdim", true}}));
+  runtime::Program p(context(), b.build(), b.weights());
+  p.set_input<float>("x", x, {rows, width});
+  const runtime::AsyncRead r = p.read_async("i");
+  p.execute();
+  return r.i32();
+}
+
+std::vector<int32_t> host_argmax(const std::vector<float>& x, int64_t rows, int64_t width) {
+  std::vector<int32_t> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::span<const float> row(x.data() + r * width, static_cast<size_t>(width));
+    out.push_back(argmax(row));
+  }
+  return out;
+}
+
+TEST(DeviceArgmax, EqualsTheHostsOnRandomLogits) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  for (int64_t width : {int64_t{7}, int64_t{1000}, int64_t{8191}, int64_t{9001}, int64_t{128256}, int64_t{151936}}) {
+    const int64_t rows = width > 10000 ? 2 : 5;
+    std::vector<float> x(static_cast<size_t>(rows * width));
+    for (float& v : x) v = normal(rng);
+    EXPECT_EQ(device_argmax(x, rows, width), host_argmax(x, rows, width)) << "width " << width;
+  }
+}
+
+TEST(DeviceArgmax, TiesGoToTheLowestIndexInEveryChunk) {
+  constexpr int64_t kWidth = 128256;  // Llama 3's vocabulary: split over many workgroups
+  // Few distinct values: the maximum occurs thousands of times, across every chunk.
+  std::vector<float> x(4 * kWidth);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919 + (i >> 7)) % 5);
+  // Row 1: one maximum late, and its tie later still, in other chunks; row 2: all equal; row 3:
+  // maxima only at the very end.
+  std::fill(x.begin() + kWidth, x.begin() + 2 * kWidth, 1.f);
+  x[kWidth + 70001] = 9.f;
+  x[kWidth + 128255] = 9.f;
+  std::fill(x.begin() + 2 * kWidth, x.begin() + 3 * kWidth, -2.5f);
+  std::fill(x.begin() + 3 * kWidth, x.begin() + 4 * kWidth, -std::numeric_limits<float>::infinity());
+  x[3 * kWidth + kWidth - 2] = 0.f;
+  x[3 * kWidth + kWidth - 1] = 0.f;
+  const std::vector<int32_t> want = host_argmax(x, 4, kWidth);
+  EXPECT_EQ(want, (std::vector<int32_t>{want[0], 70001, 0, static_cast<int32_t>(kWidth - 2)}));
+  EXPECT_LT(want[0], 8);
+  EXPECT_EQ(device_argmax(x, 4, kWidth), want);
+}
+
+TEST(DeviceArgmax, SkipsNaNsAsTheHostDoes) {
+  constexpr int64_t kWidth = 20000;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x(3 * kWidth);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) * 0.5f;
+  // NaNs where each lane starts, and around the maxima; row 2 has a NaN at index 0 only.
+  for (size_t i = 0; i < x.size(); i += 37) x[i] = nan;
+  x[kWidth + 0] = nan;
+  x[2 * kWidth] = nan;
+  x[2 * kWidth + 1] = -1.f;
+  const std::vector<int32_t> want = host_argmax(x, 3, kWidth);
+  EXPECT_EQ(device_argmax(x, 3, kWidth), want);
+}
+
+// ---- Generation -----------------------------------------------------------------------------------
+
+struct Outcome {
+  GenerationResult result;
+  std::vector<int32_t> context;
+  std::vector<std::pair<int32_t, std::string>> calls;
+};
+
+// One generate() with a callback that records its calls and cancels after `cancel_after`.
+Outcome run(Generator& g, const std::vector<int32_t>& prompt, GenerationOptions o, int64_t in_flight,
+            int cancel_after = -1) {
+  o.decode_in_flight = in_flight;
+  Outcome out;
+  out.result = g.generate(prompt, o, [&](int32_t token, std::string_view text) {
+    out.calls.emplace_back(token, std::string(text));
+    return cancel_after < 0 || static_cast<int>(out.calls.size()) < cancel_after;
+  });
+  out.context = g.context();
+  return out;
+}
+
+void expect_same(const Outcome& got, const Outcome& want, const std::string& what) {
+  EXPECT_EQ(got.result.tokens, want.result.tokens) << what;
+  EXPECT_EQ(got.result.text, want.result.text) << what;
+  EXPECT_EQ(got.result.stop, want.result.stop) << what;
+  EXPECT_EQ(got.calls, want.calls) << what;
+  EXPECT_EQ(got.context, want.context) << what;
+  EXPECT_EQ(got.result.stats.prompt_tokens, want.result.stats.prompt_tokens) << what;
+  EXPECT_EQ(got.result.stats.prefill_steps, want.result.stats.prefill_steps) << what;
+  EXPECT_EQ(got.result.stats.generated_tokens, want.result.stats.generated_tokens) << what;
+}
+
+GenerationOptions greedy(int64_t n) {
+  GenerationOptions o;
+  o.max_new_tokens = n;
+  o.sampling.temperature = 0;
+  return o;
+}
+
+// A conversation: turns fed one after the other to one generator.
+struct Turn {
+  std::vector<int32_t> prompt;
+  GenerationOptions options;
+  int cancel_after = -1;
+};
+
+std::vector<Outcome> converse(Generator& g, const std::vector<Turn>& turns, int64_t in_flight) {
+  g.reset();
+  std::vector<Outcome> out;
+  for (const Turn& t : turns) out.push_back(run(g, t.prompt, t.options, in_flight, t.cancel_after));
+  return out;
+}
+
+// Steps in flight to compare with the synchronous path: all of them on the toy model, the default
+// on the larger ones (SwiftShader is slow).
+const std::vector<int64_t> kEveryDepth{1, 2, 3, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight)};
+const std::vector<int64_t> kDefaultDepth{GenerationOptions{}.decode_in_flight};
+
+// Every turn the same pipelined (with each number of steps in flight) as synchronously, and
+// pipelined where it should be.
+void expect_pipelining_changes_nothing(Generator& g, const std::vector<Turn>& turns, const std::string& what,
+                                       const std::vector<int64_t>& depths = kEveryDepth) {
+  const std::vector<Outcome> sync = converse(g, turns, 0);
+  for (const Outcome& o : sync) EXPECT_FALSE(o.result.stats.pipelined) << what;
+  for (int64_t in_flight : depths) {
+    const std::vector<Outcome> piped = converse(g, turns, in_flight);
+    ASSERT_EQ(piped.size(), sync.size());
+    for (size_t i = 0; i < sync.size(); ++i) {
+      const std::string label = what + ", turn " + std::to_string(i) + ", " + std::to_string(in_flight) + " in flight";
+      expect_same(piped[i], sync[i], label);
+      EXPECT_EQ(piped[i].result.stats.pipelined, turns[i].options.max_new_tokens > 0) << label;
+    }
+  }
+}
+
+// The first token of `tokens` at index >= 2 that did not occur before it: as an eos, it stops a
+// run in the middle.
+int32_t novel_token(const std::vector<int32_t>& tokens) {
+  for (size_t k = 2; k < tokens.size(); ++k) {
+    const auto end = tokens.begin() + static_cast<ptrdiff_t>(k);
+    if (std::find(tokens.begin(), end, tokens[k]) == end) return tokens[k];
+  }
+  return tokens.back();
+}
+
+// The scenarios every model goes through: a free run, an eos in the middle then a next turn, a
+// stop string then a next turn, a cancel then a next turn, chunked prefill, one token, and a last
+// token exactly at the end of the context.
+void check_model(Generator& g, const std::vector<int32_t>& prompt, const std::vector<int32_t>& next_prompt,
+                 const std::string& what, const std::vector<int64_t>& depths = kEveryDepth) {
+  const Outcome free_run = run(g, prompt, greedy(20), 0);
+  g.reset();
+  ASSERT_EQ(free_run.result.tokens.size(), 20u);
+  expect_pipelining_changes_nothing(g, {{prompt, greedy(20)}}, what + ": free run", depths);
+
+  GenerationOptions eos = greedy(20);
+  eos.eos_ids = {novel_token(free_run.result.tokens)};
+  expect_pipelining_changes_nothing(g, {{prompt, eos}, {next_prompt, greedy(8)}}, what + ": eos, then a next turn",
+                                    depths);
+
+  GenerationOptions stop = greedy(20);
+  const std::string& text = free_run.result.text;
+  if (text.size() > 8) stop.stop_strings = {text.substr(text.size() / 2, 2)};
+  expect_pipelining_changes_nothing(g, {{prompt, stop}, {next_prompt, greedy(6)}},
+                                    what + ": stop string, then a next turn", depths);
+
+  expect_pipelining_changes_nothing(g, {{prompt, greedy(20), 5}, {next_prompt, greedy(5)}},
+                                    what + ": cancelled, then a next turn", depths);
+
+  GenerationOptions chunked = greedy(6);
+  chunked.prefill_chunk = 3;
+  expect_pipelining_changes_nothing(
+      g, {{prompt, chunked}, {next_prompt, greedy(1)}, {prompt, greedy(0)}, {next_prompt, greedy(4)}},
+      what + ": chunked prefill, one token, none", depths);
+
+  // The context exactly full: the last token lands on its last position, and nothing is
+  // submitted past it.
+  const int64_t room =
+      g.limits().max_seq - static_cast<int64_t>(prompt.size()) - static_cast<int64_t>(next_prompt.size()) - 4;
+  expect_pipelining_changes_nothing(g, {{prompt, greedy(4)}, {next_prompt, greedy(room)}},
+                                    what + ": context exactly full", depths);
+  EXPECT_EQ(g.remaining(), 0) << what;
+}
+
+class PipelinedToy : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    test::ToyModel model = test::toy_model();
+    limits_ = model_limits(model.graph);
+    program_ = std::make_unique<runtime::Program>(context(), std::move(model.graph), model.weights);
+  }
+  static void TearDownTestSuite() { program_.reset(); }
+  Generator make() { return Generator(*program_, test::toy_tokenizer(), limits_); }
+  static std::vector<int32_t> encode(const std::string& text) { return test::toy_tokenizer().encode(text); }
+
+  static inline std::unique_ptr<runtime::Program> program_;
+  static inline ModelLimits limits_;
+};
+
+TEST_F(PipelinedToy, GivesExactlyTheSynchronousTokens) {
+  EXPECT_TRUE(limits_.next_token);
+  Generator g = make();
+  check_model(g, encode("Hello world"), encode(" and again?"), "toy");
+}
+
+TEST_F(PipelinedToy, TheContextLimitErrorIsUnchanged) {
+  Generator g = make();
+  const auto prompt = encode("0123456789");
+  for (int64_t in_flight : {0, 3}) {
+    GenerationOptions o = greedy(test::toy::kMaxSeq - 9);
+    o.decode_in_flight = in_flight;
+    try {
+      g.generate(prompt, o);
+      FAIL() << "expected ContextFullError";
+    } catch (const ContextFullError& e) {
+      EXPECT_NE(std::string(e.what()).find("holds 128 tokens"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(g.context().empty());
+  }
+  GenerationOptions bad = greedy(4);
+  bad.decode_in_flight = -1;
+  EXPECT_THROW(g.generate(prompt, bad), std::invalid_argument);
+  bad.decode_in_flight = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight) + 1;
+  EXPECT_THROW(g.generate(prompt, bad), std::invalid_argument);
+}
+
+TEST_F(PipelinedToy, OnlyGreedyDecodingWithoutPenaltyIsPipelined) {
+  Generator g = make();
+  const auto prompt = encode("Sampling");
+  GenerationOptions sampled;
+  sampled.max_new_tokens = 12;
+  sampled.sampling.temperature = 0.8f;
+  sampled.sampling.seed = 3;
+  GenerationOptions penalized = greedy(12);
+  penalized.sampling.repetition_penalty = 1.3f;
+  for (const GenerationOptions& o : {sampled, penalized}) {
+    g.reset();
+    const Outcome a = run(g, prompt, o, 3);
+    EXPECT_FALSE(a.result.stats.pipelined);
+    g.reset();
+    expect_same(a, run(g, prompt, o, 0), "not greedy");
+  }
+  // The negative control: the penalty changes greedy tokens, so a pipelined (penalty-blind) path
+  // taken by mistake would show.
+  g.reset();
+  const Outcome plain = run(g, prompt, greedy(12), 3);
+  EXPECT_TRUE(plain.result.stats.pipelined);
+  g.reset();
+  EXPECT_NE(run(g, prompt, penalized, 3).result.tokens, plain.result.tokens);
+}
+
+TEST_F(PipelinedToy, ModelsWithoutNextTokenDecodeSynchronously) {
+  test::ToyModel model = test::toy_model(false, false);
+  const ModelLimits limits = model_limits(model.graph);
+  EXPECT_FALSE(limits.next_token);
+  runtime::Program program(context(), std::move(model.graph), model.weights);
+  Generator without(program, test::toy_tokenizer(), limits);
+  Generator with = make();
+  const auto prompt = encode("No next token");
+  const Outcome a = run(without, prompt, greedy(10), 3);
+  EXPECT_FALSE(a.result.stats.pipelined);
+  expect_same(a, run(with, prompt, greedy(10), 3), "without next_token");
+}
+
+TEST_F(PipelinedToy, EveryPositionsLogitsGraphPipelinesToo) {
+  test::ToyModel model = test::toy_model(true);
+  const ModelLimits limits = model_limits(model.graph);
+  runtime::Program program(context(), std::move(model.graph), model.weights);
+  Generator all(program, test::toy_tokenizer(), limits);
+  check_model(all, encode("Every position."), encode(" More."), "toy with all logits");
+}
+
+TEST(PipelinedDemo, GivesExactlyTheSynchronousTokens) {
+  models::LoadOptions o;
+  o.max_seq = 48;
+  o.max_prefill = 16;
+  o.progress = false;
+  models::BuiltModel m = models::load_hf(WGX_DEMO_MODEL, o);
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(WGX_DEMO_MODEL);
+  const ModelLimits limits = model_limits(m.graph);
+  ASSERT_TRUE(limits.next_token);
+  runtime::Program program(context(), std::move(m.graph), m.weights);
+  Generator g(program, tok, limits);
+  const std::vector<int32_t> prompt = tok.encode("The meaning of life is");
+  const std::vector<int32_t> next = tok.encode(" Also, a fortune:");
+  check_model(g, prompt, next, "demo", kDefaultDepth);
+  // The demo model's own eos, as `wgx run` uses it.
+  GenerationOptions eos = greedy(14);
+  eos.eos_ids = {tok.special_tokens().eos.value()};
+  expect_pipelining_changes_nothing(g, {{prompt, eos}, {next, eos}}, "demo with its eos", kDefaultDepth);
+}
+
+TEST(PipelinedSynthetic, GivesExactlyTheSynchronousTokens) {
+  models::LoadOptions o;
+  o.max_seq = 56;
+  o.max_prefill = 8;
+  o.progress = false;
+  models::BuiltModel m = models::build_decoder(*models::synthetic_config("demo-tiny"), models::synthetic_weights(7), o);
+  const ModelLimits limits = model_limits(m.graph);
+  ASSERT_TRUE(limits.next_token);
+  runtime::Program program(context(), std::move(m.graph), m.weights);
+  // The demo tokenizer covers the synthetic vocabulary (512 of its 2048 ids) for the text.
+  Generator g(program, tokenizer::Tokenizer::load(WGX_DEMO_MODEL), limits);
+  Rng rng(11);
+  std::vector<int32_t> prompt, next;
+  for (int i = 0; i < 13; ++i) prompt.push_back(static_cast<int32_t>(rng.next() % 512));
+  for (int i = 0; i < 5; ++i) next.push_back(static_cast<int32_t>(rng.next() % 512));
+  check_model(g, prompt, next, "synthetic demo-tiny", kDefaultDepth);
+}
+
+}  // namespace
+}  // namespace wgx::llm
