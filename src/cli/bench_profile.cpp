@@ -26,7 +26,9 @@ StepProfile profile_step(const runtime::Program& program, std::string step) {
   for (const gpu::DispatchTiming& t : program.last_timings()) {
     const auto it = by_label.find(t.label);
     const std::string op = it == by_label.end() ? "?" : it->second->op;
-    const std::string route = it == by_label.end() ? t.label : it->second->route;
+    // One-token steps may take their own routes (RouteChoice::small_route): name the one that ran.
+    const bool small = it != by_label.end() && program.last_execute_was_small() && !it->second->small_route.empty();
+    const std::string route = it == by_label.end() ? t.label : small ? it->second->small_route : it->second->route;
     ProfileRow& row = rows[{op, route}];
     row.op = op;
     row.route = route;
