@@ -10,7 +10,8 @@
 //              scaling), k and v written into the caches, which are mutated back in place
 //   a        = sdpa_with_kv_cache(q, kc, vc) -> reshape [1, S, heads * head_dim]
 //   h, res   = add_rms_norm(linear(a, Wo), res)                         post_attention_layernorm
-//   mlp_out  = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)
+//   mlp_out  = linear(linear_swiglu(h, [Wgate; Wup] rows interleaved), Wdown)   q4 weights
+//            = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)          f16 / f32
 //
 // then add_rms_norm(mlp_out, res; model.norm), the last position only (select) unless
 // all_logits, and lm_head (the embedding table when tied).
