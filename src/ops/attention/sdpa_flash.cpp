@@ -1,7 +1,8 @@
 // sdpa_with_kv_cache, "flash_decoding": split-K attention for single-token decode (S == 1 at
 // build time). Pass 1: one workgroup per (batch, kv head, chunk of the visible cache rows) for all
 // query heads of the group; pass 2 merges the chunks' partial (max, sum, accumulator). The chunk
-// length grows with the context (kMinChunk rows at least, at most kMaxChunks chunks), so a long
+// length grows with the context (kMinChunk rows at least, at most kMaxChunks chunks, or the
+// sdpa_decode_chunks option: tuning; 32 measured best on the H200), so a long
 // context still spreads over many workgroups and the scratch has a fixed bound.
 #include <algorithm>
 
@@ -25,34 +26,47 @@ constexpr uint64_t kCombineWorkgroupSize = 256;  // sdpa_combine.wgsl
 constexpr size_t kParamWords = 12;
 
 constexpr uint32_t kMinChunk = 16;
-constexpr uint32_t kMaxChunks = 32;
+constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
 
-// How the `visible` cache rows (input_pos + 1) are chunked.
+uint32_t chunk_limit(const NodeContext& ctx) {
+  const auto it = ctx.options().find("sdpa_decode_chunks");
+  return it == ctx.options().end() ? kMaxChunks : static_cast<uint32_t>(std::stoul(it->second));
+}
+
+// How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
 struct Chunks {
   uint32_t rows = 0, count = 0;
 };
-Chunks chunks_for(uint32_t visible) {
-  const uint32_t per_chunk = (visible + kMaxChunks - 1) / kMaxChunks;
+Chunks chunks_for(uint32_t visible, uint32_t limit) {
+  const uint32_t per_chunk = (visible + limit - 1) / limit;
   Chunks c;
   c.rows = std::max(kMinChunk, (per_chunk + kMinChunk - 1) / kMinChunk * kMinChunk);
   c.count = (visible + c.rows - 1) / c.rows;
   return c;
 }
-uint32_t max_chunks(const Geometry& g) { return std::min(kMaxChunks, (g.max_seq + kMinChunk - 1) / kMinChunk); }
+uint32_t max_chunks(const Geometry& g, uint32_t limit) { return std::min(limit, (g.max_seq + kMinChunk - 1) / kMinChunk); }
 
 std::string guard(const NodeContext& ctx) {
   if (auto why = sdpa_guard(ctx); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
   if (g.seq != 1) return "S can be " + std::to_string(g.seq) + " (single-token decode only)";
+  if (const auto it = ctx.options().find("sdpa_decode_chunks"); it != ctx.options().end()) {
+    const std::string& v = it->second;
+    if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos || std::stoul(v) < 1 ||
+        std::stoul(v) > 1024) {
+      return "sdpa_decode_chunks is \"" + v + "\", not a count from 1 to 1024";
+    }
+  }
+  const uint32_t limit = chunk_limit(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
   if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
     return "a group of " + std::to_string(g.group) + " query heads x head_dim " + std::to_string(g.dim) +
            " is over " + std::to_string(kMaxGroup) + " heads or " + std::to_string(kMaxGroupDim) + " elements";
   }
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, kWorkgroupBytes); !why.empty()) return why;
-  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g);
+  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g, limit);
   if (auto why = scratch_guard(ctx, slots * g.dim * 4); !why.empty()) return why;
-  if (auto why = workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g)); !why.empty()) return why;
+  if (auto why = workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g, limit)); !why.empty()) return why;
   return workgroups_guard(ctx, (uint64_t{g.batch} * g.hq * g.dim / 2 + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize);
 }
 
@@ -61,15 +75,16 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
-  const uint64_t slots = uint64_t{max.batch} * max.hq * max_chunks(max);
+  const uint32_t limit = chunk_limit(ctx);
+  const uint64_t slots = uint64_t{max.batch} * max.hq * max_chunks(max, limit);
   const gpu::BufferBinding stats = steps->scratch(ctx, slots * 8);
   const gpu::BufferBinding acc = steps->scratch(ctx, slots * max.dim * 4);
   const uint32_t scale = scale_bits(ctx);
-  const uint32_t slots_per_head = max_chunks(max);
+  const uint32_t slots_per_head = max_chunks(max, limit);
   auto update_split = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Chunks ch = chunks_for(pos + 1);
+    const Chunks ch = chunks_for(pos + 1, limit);
     DispatchExec::Launch l;
     l.params = {g.batch, g.hq, g.hkv, g.group, g.max_seq, pos, g.dim, ch.rows, ch.count, slots_per_head, scale, 0};
     l.workgroups = uint64_t{g.batch} * g.hkv * ch.count * g.seq;  // no work when S is 0
@@ -79,7 +94,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
     const Geometry g = geometry_now(c);
     const uint64_t pairs = uint64_t{g.batch} * g.seq * g.hq * g.dim / 2;
     DispatchExec::Launch l;
-    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, chunks_for(position(c, 3, g.seq, g.max_seq) + 1).count,
+    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, chunks_for(position(c, 3, g.seq, g.max_seq) + 1, limit).count,
                 slots_per_head};
     l.workgroups = (pairs + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize;
     return l;

@@ -66,6 +66,10 @@ const Case kCases[] = {
     {"Flash_D64_GQA", config(1, 8, 2, 64, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D128_MHA_Batch2", config(2, 2, 2, 128, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D80_GQA", config(1, 4, 1, 80, 1), kDecode40, "flash_decoding", ""},
+    // sdpa_decode_chunks (tuning): fewer chunks than the default; a bad value declines the route.
+    {"Flash_D64_GQA_3Chunks", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "3"}}), kDecode40, "flash_decoding", ""},
+    {"Flash_BadChunks_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "0"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_chunks is \"0\", not a count from 1 to 1024"},
     // Decode-only graphs flash_decoding refuses (group x head_dim over 1024): k16 takes S == 1,
     // and materialized where k16 cannot either.
     {"DecodeWideGroup_K16", config(1, 32, 1, 64, 1, {}, 128), kDecode72, "k16_streaming_q16",
