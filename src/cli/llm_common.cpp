@@ -264,10 +264,10 @@ LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool 
 std::string stats_line(const llm::GenerationStats& s, llm::StopReason stop) {
   char line[256];
   std::snprintf(line, sizeof line,
-                "prompt %lld tokens, %.1f tok/s | generated %lld tokens, %.1f tok/s | first token %.3f s | stop: %s",
+                "prompt %lld tokens, %.1f tok/s | generated %lld tokens, %.1f tok/s%s | first token %.3f s | stop: %s",
                 static_cast<long long>(s.prompt_tokens), s.prefill_tokens_per_second(),
-                static_cast<long long>(s.generated_tokens), s.decode_tokens_per_second(), s.first_token_seconds,
-                llm::stop_reason_name(stop));
+                static_cast<long long>(s.generated_tokens), s.decode_tokens_per_second(),
+                s.pipelined ? " (pipelined)" : "", s.first_token_seconds, llm::stop_reason_name(stop));
   return line;
 }
 

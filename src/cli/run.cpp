@@ -27,6 +27,9 @@ Generates a continuation of PROMPT, streamed to stdout; statistics go to stderr.
   --system S            system prompt (implies --chat)
   --no-think            Qwen3: answer without thinking first (implies --chat)
   --stop S              stop once the text contains S, which is not printed (repeatable)
+  --in-flight N         greedy decoding (--temp 0, no --repeat-penalty) keeps up to N steps on
+                        the device, the next token picked there (default 3; 0: one step at a
+                        time, the token picked on the host)
 
 )";
 
@@ -41,6 +44,7 @@ only the new message. Lines starting with / are commands:
   --system S            system prompt
   --no-think            Qwen3: reply without thinking first
   -n, --max-tokens N    tokens per reply at most (default 1024)
+  --in-flight N         greedy decoding steps kept on the device (default 3; 0: one at a time)
 
 )";
 
@@ -83,6 +87,10 @@ void announce(const ModelArgs& args, const LoadedModel& m) {
                m.description.c_str(), m.load_seconds, m.read_seconds);
 }
 
+int64_t parse_in_flight(const std::string& text) {
+  return parse_int("--in-flight", text, 0, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
+}
+
 // A hint on what to change, for a prompt that does not fit.
 [[noreturn]] void context_full(const llm::ContextFullError& e) {
   throw std::invalid_argument(std::string(e.what()) + " (-n N: new tokens; --ctx N: context length)");
@@ -114,6 +122,8 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
     } else if (args.take("--system")) {
       system = args.value();
       chat = true;
+    } else if (args.take("--in-flight")) {
+      options.decode_in_flight = parse_in_flight(args.value());
     } else if (args.take("--no-think")) {
       chat_options.enable_thinking = false;
       chat = true;
@@ -180,6 +190,8 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) 
       options.max_new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
     } else if (args.take("--system")) {
       system = args.value();
+    } else if (args.take("--in-flight")) {
+      options.decode_in_flight = parse_in_flight(args.value());
     } else if (args.take("--no-think")) {
       chat_options.enable_thinking = false;
     } else {

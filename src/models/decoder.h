@@ -14,7 +14,8 @@
 //            = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)          f16 / f32
 //
 // then add_rms_norm(mlp_out, res; model.norm), the last position only (select) unless
-// all_logits, and lm_head (the embedding table when tied).
+// all_logits, lm_head (the embedding table when tied), and next_token = argmax of the last
+// position's logits (greedy decoding picks it on the device: model.h).
 #pragma once
 
 #include <functional>

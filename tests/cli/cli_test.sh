@@ -103,10 +103,16 @@ case "$case_name" in
     # The embedded demo model, greedy: the same text every time, and the statistics line.
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
     cp "$tmp/out" "$tmp/first"
-    expect_err "prompt 7 tokens, .* tok/s | generated [0-9]* tokens"
+    expect_err "prompt 7 tokens, .* tok/s | generated [0-9]* tokens, .* tok/s (pipelined)"
     [ -n "$(tr -d '[:space:]' <"$tmp/first")" ] || fail "no text generated"
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
-    cmp -s "$tmp/first" "$tmp/out" || fail "greedy generation differs between two runs" ;;
+    cmp -s "$tmp/first" "$tmp/out" || fail "greedy generation differs between two runs"
+    # One step at a time, the token picked on the host: the same text as the pipelined default.
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0 --in-flight 0
+    cmp -s "$tmp/first" "$tmp/out" || fail "--in-flight 0 generates other text than the pipelined default"
+    grep -q "(pipelined)" "$tmp/err" && fail "--in-flight 0 still pipelined"
+    run 2 "$wgx" run --model "$root/models/demo" -p "x" --in-flight 9
+    expect_err "--in-flight" ;;
   convert_demo_same_text)
     # A converted demo model generates exactly what its folder does, and is loaded from the file
     # alone (the options it fixed are refused when they differ).
