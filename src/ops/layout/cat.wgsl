@@ -66,7 +66,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       continue;
     }
     var j = 0u;
-    while (a >= off(j + 1u)) { j++; }
+    for (var i = 1u; i < 7u; i++) {
+      if (i < params.count && a >= off(i)) { j = i; }
+    }
     let len = off(j + 1u) - off(j);
     let src = (o * len + (a - off(j))) * params.inner + t;
     let e = (load_word(j, src >> {{log2_per_word}}u) >> ((src & {{lane_mask}}u) * {{bits}}u)) & {{elem_mask}}u;
