@@ -51,28 +51,6 @@ fn bias(n: u32) -> f32 {
   return bitcast<f32>(Bias[n]);
 }
 
-fn put(m: u32, n: u32, v: f32) {
-  if (n < params.split0) {
-    Out0[m * params.split0 + n] = bitcast<u32>(v);
-  } else if (n < params.split1) {
-    Out1[m * (params.split1 - params.split0) + n - params.split0] = bitcast<u32>(v);
-  } else {
-    Out2[m * (params.n - params.split1) + n - params.split1] = bitcast<u32>(v);
-  }
-}
-
-// Columns n (even) and n + 1 of row m, one f16 word.
-fn put2(m: u32, n: u32, v: vec2<f32>) {
-  let w = f16_word(v);
-  if (n < params.split0) {
-    Out0[(m * params.split0 + n) >> 1u] = w;
-  } else if (n < params.split1) {
-    Out1[(m * (params.split1 - params.split0) + n - params.split0) >> 1u] = w;
-  } else {
-    Out2[(m * (params.n - params.split1) + n - params.split1) >> 1u] = w;
-  }
-}
-
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {

@@ -178,7 +178,7 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
                                             bool partial, const std::vector<gpu::BufferBinding>& buffers) {
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
-  const gpu::Kernel& kernel = family_kernel(ctx, "q4_gemm.m" + std::to_string(rows), b);
+  const gpu::Kernel& kernel = product_kernel(ctx, "q4_gemm.m" + std::to_string(rows), b, "params.out_n");
   const uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.f16 ? kXF16 : 0) |
                          (partial ? kPartial : ((f.f16 ? kOutF16 : 0) | (f.swiglu ? kSwiglu : 0)));
   auto update = [f, o, rows, partial, flags](const NodeContext& c) {

@@ -194,7 +194,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
     b.push_back(i + 3 < info(k).buffers ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
   }
-  return family_kernel(ctx, name, b);
+  return product_kernel(ctx, name, b);
 }
 
 // The executable part: the main kernel or the gemv kernel a tiled route falls back to at small

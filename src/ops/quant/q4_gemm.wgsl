@@ -133,16 +133,9 @@ fn stage_x(lid: u32, p: u32, w: vec4<u32>) {
   }
 }
 
-// Nibble q at place s of a half-word (0, 4, 8, 12), masked in place and put under the exponent
-// of 2^23, is the float 2^23 + q * 2^s: one subtraction leaves (q - 8) * 2^s exactly, and the
-// scale times 2^-s (exact) finishes the weight with one rounding, as (q - 8) * scale would.
-const kMask = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
-const kMagic = vec4<u32>(0x4b000000u);
-const kOffset = vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);  // 2^23 + 8 * 2^s
-const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
-fn weights4(h: u32, sp: vec4<f32>) -> vec4<f32> {
-  return (bitcast<vec4<f32>>((vec4<u32>(h) & kMask) | kMagic) - kOffset) * sp;
-}
+// The 4 weights of a half-word: (q - 8) * 2^s (placed_nibbles) times the scale times 2^-s
+// (exact), one rounding, as (q - 8) * scale would be.
+fn weights4(h: u32, sp: vec4<f32>) -> vec4<f32> { return placed_nibbles(h) * sp; }
 
 // Writes the registers' slice into As and Bs (W dequantized).
 fn stage(lid: u32) {
@@ -158,28 +151,6 @@ fn stage(lid: u32) {
   put_w(r, k + 4u, weights4(wr.x >> 16u, sp));
   put_w(r, k + 8u, weights4(wr.y, sp));
   put_w(r, k + 12u, weights4(wr.y >> 16u, sp));
-}
-
-fn put(m: u32, n: u32, v: f32) {
-  if (n < params.split0) {
-    Out0[m * params.split0 + n] = bitcast<u32>(v);
-  } else if (n < params.split1) {
-    Out1[m * (params.split1 - params.split0) + n - params.split0] = bitcast<u32>(v);
-  } else {
-    Out2[m * (params.out_n - params.split1) + n - params.split1] = bitcast<u32>(v);
-  }
-}
-
-// Output columns n (even) and n + 1 of row m, one f16 word.
-fn put2(m: u32, n: u32, v: vec2<f32>) {
-  let w = f16_word(v);
-  if (n < params.split0) {
-    Out0[(m * params.split0 + n) >> 1u] = w;
-  } else if (n < params.split1) {
-    Out1[(m * (params.split1 - params.split0) + n - params.split0) >> 1u] = w;
-  } else {
-    Out2[(m * (params.out_n - params.split1) + n - params.split1) >> 1u] = w;
-  }
 }
 
 // The sums v of row m, product columns n..n + 3 (n a multiple of 4).

@@ -57,40 +57,8 @@ fn scale(i: u32) -> f32 {
 }
 
 // The 8 weights of a packed word without their scale, elements 0-3 and 4-7, each times 2^s for
-// its nibble's place s in its half-word (0, 4, 8, 12): nibble q at place s, masked in place and
-// put under the exponent of 2^23, is the float 2^23 + q * 2^s, so one subtraction leaves
-// (q - 8) * 2^s exactly, with no integer-to-float conversion (a slow instruction on GPUs). The
-// caller multiplies by x * 2^-s (kPlace), which is exact too.
-const kMask = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
-const kMagic = vec4<u32>(0x4b000000u);
-const kOffset = vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);  // 2^23 + 8 * 2^s
-const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
-fn nibbles(w: u32) -> array<vec4<f32>, 2> {
-  return array<vec4<f32>, 2>(bitcast<vec4<f32>>((vec4<u32>(w) & kMask) | kMagic) - kOffset,
-                             bitcast<vec4<f32>>((vec4<u32>(w >> 16u) & kMask) | kMagic) - kOffset);
-}
-
-fn put(m: u32, n: u32, v: f32) {
-  if (n < params.split0) {
-    Out0[m * params.split0 + n] = bitcast<u32>(v);
-  } else if (n < params.split1) {
-    Out1[m * (params.split1 - params.split0) + n - params.split0] = bitcast<u32>(v);
-  } else {
-    Out2[m * (params.n - params.split1) + n - params.split1] = bitcast<u32>(v);
-  }
-}
-
-// Columns n (even) and n + 1 of row m, one f16 word.
-fn put2(m: u32, n: u32, v: vec2<f32>) {
-  let w = f16_word(v);
-  if (n < params.split0) {
-    Out0[(m * params.split0 + n) >> 1u] = w;
-  } else if (n < params.split1) {
-    Out1[(m * (params.split1 - params.split0) + n - params.split0) >> 1u] = w;
-  } else {
-    Out2[(m * (params.n - params.split1) + n - params.split1) >> 1u] = w;
-  }
-}
+// its nibble's place s (placed_nibbles); the caller multiplies by x * 2^-s (kPlace), exactly.
+fn nibbles(w: u32) -> array<vec4<f32>, 2> { return array<vec4<f32>, 2>(placed_nibbles(w), placed_nibbles(w >> 16u)); }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

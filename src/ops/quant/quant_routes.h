@@ -46,6 +46,11 @@ std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint
 // (f16_word from ops::kF16PackWgsl, silu from ops::kSiluWgsl).
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                  std::vector<gpu::Binding> bindings);
+// The same for the product kernels (q4_gemv, dense_gemv, tiled, q4_gemm), which also share
+// put/put2 (a column of row m into whichever of Out0..Out2 holds it: params.split0/split1, the
+// last output `total_columns` wide, an expression such as "params.n") and placed_nibbles.
+const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
+                                  std::vector<gpu::Binding> bindings, const std::string& total_columns = "params.n");
 
 // A runtime option's value, or "".
 std::string option(const runtime::NodeContext& ctx, const char* name);

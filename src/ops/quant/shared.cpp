@@ -40,6 +40,52 @@ const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::str
                         std::string(kF16PackWgsl) + kSiluWgsl);
 }
 
+namespace {
+
+// Nibble q at place s of a half-word (0, 4, 8, 12), masked in place and put under the exponent of
+// 2^23, is the float 2^23 + q * 2^s: one subtraction leaves (q - 8) * 2^s exactly, with no
+// integer-to-float conversion (a slow instruction on GPUs); times 2^-s (kPlace) is exact too.
+constexpr const char* kPlacedNibblesWgsl = R"(
+const kMask = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
+const kMagic = vec4<u32>(0x4b000000u);
+const kOffset = vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);  // 2^23 + 8 * 2^s
+const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
+fn placed_nibbles(h: u32) -> vec4<f32> { return bitcast<vec4<f32>>((vec4<u32>(h) & kMask) | kMagic) - kOffset; }
+)";
+
+std::string output_wgsl(const std::string& total) {
+  return R"(
+fn put(m: u32, n: u32, v: f32) {
+  if (n < params.split0) {
+    Out0[m * params.split0 + n] = bitcast<u32>(v);
+  } else if (n < params.split1) {
+    Out1[m * (params.split1 - params.split0) + n - params.split0] = bitcast<u32>(v);
+  } else {
+    Out2[m * ()" + total + R"( - params.split1) + n - params.split1] = bitcast<u32>(v);
+  }
+}
+// Columns n (even) and n + 1 of row m, one f16 word.
+fn put2(m: u32, n: u32, v: vec2<f32>) {
+  let w = f16_word(v);
+  if (n < params.split0) {
+    Out0[(m * params.split0 + n) >> 1u] = w;
+  } else if (n < params.split1) {
+    Out1[(m * (params.split1 - params.split0) + n - params.split0) >> 1u] = w;
+  } else {
+    Out2[(m * ()" + total + R"( - params.split1) + n - params.split1) >> 1u] = w;
+  }
+}
+)";
+}
+
+}  // namespace
+
+const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
+                                  std::vector<gpu::Binding> bindings, const std::string& total_columns) {
+  return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
+                        std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + output_wgsl(total_columns));
+}
+
 std::string option(const runtime::NodeContext& ctx, const char* name) {
   const auto it = ctx.options().find(name);
   return it == ctx.options().end() ? std::string() : it->second;

@@ -95,12 +95,9 @@ fn stage_x(lid: u32, v: array<f32, EPT>) {
   }
 }
 
-// The 8 weights of a packed word without their scale, elements 0-3 and 4-7.
+// The 8 weights of a packed word without their scale, elements 0-3 and 4-7 (exact).
 fn nibbles(w: u32) -> array<vec4<f32>, 2> {
-  let v = vec4<u32>(w);
-  let mask = vec4<u32>(15u);
-  return array<vec4<f32>, 2>(vec4<f32>((v >> vec4<u32>(0u, 4u, 8u, 12u)) & mask) - 8.0,
-                             vec4<f32>((v >> vec4<u32>(16u, 20u, 24u, 28u)) & mask) - 8.0);
+  return array<vec4<f32>, 2>(placed_nibbles(w) * kPlace, placed_nibbles(w >> 16u) * kPlace);
 }
 
 // q4gsw: invocation word p holds 8 consecutive k of one row.
@@ -146,28 +143,6 @@ fn stage_w(lid: u32, v: array<f32, EPT>) {
   for (var p = 0u; p < EPT; p++) {
     let k = dense_k(lid, p);
     Bs[slot(dense_row(lid, p), k / 4u)][k % 4u] = v[p];
-  }
-}
-
-fn put(m: u32, n: u32, v: f32) {
-  if (n < params.split0) {
-    Out0[m * params.split0 + n] = bitcast<u32>(v);
-  } else if (n < params.split1) {
-    Out1[m * (params.split1 - params.split0) + n - params.split0] = bitcast<u32>(v);
-  } else {
-    Out2[m * (params.n - params.split1) + n - params.split1] = bitcast<u32>(v);
-  }
-}
-
-// Columns n (even) and n + 1 of row m, one f16 word.
-fn put2(m: u32, n: u32, v: vec2<f32>) {
-  let w = f16_word(v);
-  if (n < params.split0) {
-    Out0[(m * params.split0 + n) >> 1u] = w;
-  } else if (n < params.split1) {
-    Out1[(m * (params.split1 - params.split0) + n - params.split0) >> 1u] = w;
-  } else {
-    Out2[(m * (params.n - params.split1) + n - params.split1) >> 1u] = w;
   }
 }
 
