@@ -151,7 +151,7 @@ fn store_f16(acc: array<array<f32, TN>, TM>, m0: u32, n0: u32, c_off: u32, tx: u
         if (n < params.n) {
           let hi = As[(slot + j) / 4u][(slot + j) % 4u];
           let pair = vec2<f32>(acc[i][j] + bias(n), hi + bias(n + 1u));
-          Out[(c_off + m * params.n + n) >> 1u] = pack2x16float(pair);
+          Out[(c_off + m * params.n + n) >> 1u] = f16_word(pair);
         }
       }
     }

@@ -68,7 +68,7 @@ fn store_f16(sums: array<vec4<f32>, R>, n: u32, m0: u32, c_off: u32) {
     for (var c = 0u; c < 4u; c += 2u) {
       if (n + c < params.n) {
         let pair = vec2<f32>(sums[r][c] + bias(n + c), sums[r][c + 1u] + bias(n + c + 1u));
-        Out[(c_off + m * params.n + n + c) >> 1u] = pack2x16float(pair);
+        Out[(c_off + m * params.n + n + c) >> 1u] = f16_word(pair);
       }
     }
   }

@@ -72,7 +72,7 @@ fn store_f16(sums: vec4<f32>, next: vec4<f32>, n: u32, m0: u32, c_off: u32) {
     let m = m0 + r;
     if (m < params.m) {
       let pair = vec2<f32>(sums[r] + bias(n), next[r] + bias(n + 1u));
-      Out[(c_off + m * params.n + n) >> 1u] = pack2x16float(pair);
+      Out[(c_off + m * params.n + n) >> 1u] = f16_word(pair);
     }
   }
 }

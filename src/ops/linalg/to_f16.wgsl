@@ -18,5 +18,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (i >= params.numel) { return; }
   var hi = 0.0;
   if (i + 1u < params.numel) { hi = bitcast<f32>(In[i + 1u]); }
-  Out[word] = pack2x16float(vec2<f32>(bitcast<f32>(In[i]), hi));
+  Out[word] = f16_word(vec2<f32>(bitcast<f32>(In[i]), hi));
 }
