@@ -1,7 +1,8 @@
 // The attention family: update_cache (in place on the cache), rope_update_cache (the optional
 // q/k norm, rope and both cache updates in one dispatch, in place on both caches) and
 // sdpa_with_kv_cache. sdpa's routes, in preference order:
-//   flash_decoding      S == 1 at build time: split-K over the cache, then a combine pass
+//   flash_decoding      S == 1 at build time: split-K over the cache, then a combine pass (one
+//                       pass while input_pos + 1 <= runtime option sdpa_decode_single_max)
 //   k16_streaming_q32   head_dim 64 or 128, runtime option sdpa_query_tile = "32"
 //   k16_streaming_q16   head_dim 64 or 128 (the default tile; also where a refused Q32 lands)
 //   materialized        anything else: any head_dim, any S

@@ -20,8 +20,8 @@ namespace wgx::ops::attention {
 std::string float_label(runtime::Storage storage);
 
 // An attention variant's full WGSL: the prelude its template relies on (wgx_workgroup_index,
-// ops::kF16PackWgsl's f16_word, and transformer::kRopeAnglesWgsl for rope_update_cache), then
-// the variant.
+// ops::kF16PackWgsl's f16_word, transformer::kRopeAnglesWgsl for rope_update_cache, and sdpa's
+// output writer write_out2 for sdpa_flash and sdpa_combine), then the variant.
 std::string variant_wgsl(const shaders::ShaderVariant& variant);
 // A template's bindings in @binding order (binding 0: the params block).
 std::vector<gpu::Binding> template_bindings(std::string_view template_id);

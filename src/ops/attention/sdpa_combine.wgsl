@@ -4,7 +4,8 @@
 //   out = sum_c exp(m_c - M) * acc_c / sum_c exp(m_c - M) * l_c.
 // A chunk that saw no visible row has m_c = -1e30, l_c = 0: its weight is 0 (some chunk has the
 // row's first cache row, so M is finite). One invocation per pair of output elements (head_dim is
-// even), so packed f16 words never race.
+// even), so packed f16 words never race. write_out2 (the family's prelude) stores acc / l; the
+// split pass calls it too when one chunk covers the row (then it has nothing to merge).
 struct Params {
   pairs: u32,   // output rows * dim / 2
   half: u32,    // dim / 2
@@ -16,7 +17,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> Acc: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
 
-fn store_out2(i: u32, v: vec2<f32>) { {{store_out2}} }
+const OUT_F16: bool = {{out_f16}};  // Out holds packed f16 (else f32)
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -34,5 +35,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     l += w * st.y;
     acc += w * Acc[(slot0 + c) * params.half + i % params.half];
   }
-  store_out2(2u * i, acc / l);
+  write_out2(2u * i, acc, l);
 }

@@ -4,7 +4,15 @@
 // length grows with the context (kMinChunk rows at least, at most kMaxChunks chunks, or the
 // sdpa_decode_chunks option: tuning; 32 measured best on the H200), so a long
 // context still spreads over many workgroups and the scratch has a fixed bound.
+// Single pass: at short context the second, dependent dispatch costs more than the split saves.
+// While the visible rows (input_pos + 1) are at most kSingleMaxRows (or the sdpa_decode_single_max
+// option, in rows; 0: never), pass 1 runs with one chunk per (batch, kv head) covering every
+// visible row and writes the output acc / l itself, as pass 2 would for one chunk (the same WGSL,
+// write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
+// so resize decides it per step: record() then records one dispatch or two.
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "ops/attention/attention.h"
 #include "ops/common.h"
@@ -27,10 +35,31 @@ constexpr size_t kParamWords = 12;
 
 constexpr uint32_t kMinChunk = 16;
 constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
+constexpr uint32_t kMaxChunksOption = 1024;
+// Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
+// option sets another, 0: never): one tile (T rows). One workgroup per kv head is slow over
+// many rows: at 129 rows on the H200 the single pass took 52 us per layer against ~30 for split
+// and combine (PERFORMANCE.md, 2026-11-30).
+constexpr uint32_t kSingleMaxRows = kRowsPerTile;
+constexpr uint32_t kMaxSingleOption = 1u << 20;
 
-uint32_t chunk_limit(const NodeContext& ctx) {
-  const auto it = ctx.options().find("sdpa_decode_chunks");
-  return it == ctx.options().end() ? kMaxChunks : static_cast<uint32_t>(std::stoul(it->second));
+// The option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent, nullopt
+// when it is malformed or out of range (the guard declines the route then).
+std::optional<uint32_t> count_option(const NodeContext& ctx, std::string_view name, uint32_t fallback, uint32_t lo,
+                                     uint32_t hi) {
+  const auto it = ctx.options().find(name);
+  if (it == ctx.options().end()) return fallback;
+  const std::string& v = it->second;
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const unsigned long n = std::stoul(v);
+  if (n < lo || n > hi) return std::nullopt;
+  return static_cast<uint32_t>(n);
+}
+std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
+  return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
+}
+std::optional<uint32_t> single_option(const NodeContext& ctx) {
+  return count_option(ctx, "sdpa_decode_single_max", kSingleMaxRows, 0, kMaxSingleOption);
 }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
@@ -44,20 +73,31 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
   c.count = (visible + c.rows - 1) / c.rows;
   return c;
 }
+
+// One step: its chunks, and whether it is a single pass (then one chunk of all visible rows).
+struct Plan {
+  Chunks chunks;
+  bool single = false;
+};
+Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max) {
+  if (visible <= single_max) return {{visible, 1}, true};
+  return {chunks_for(visible, limit), false};
+}
 uint32_t max_chunks(const Geometry& g, uint32_t limit) { return std::min(limit, (g.max_seq + kMinChunk - 1) / kMinChunk); }
 
 std::string guard(const NodeContext& ctx) {
   if (auto why = sdpa_guard(ctx); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
   if (g.seq != 1) return "S can be " + std::to_string(g.seq) + " (single-token decode only)";
-  if (const auto it = ctx.options().find("sdpa_decode_chunks"); it != ctx.options().end()) {
-    const std::string& v = it->second;
-    if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos || std::stoul(v) < 1 ||
-        std::stoul(v) > 1024) {
-      return "sdpa_decode_chunks is \"" + v + "\", not a count from 1 to 1024";
-    }
+  if (!chunk_option(ctx)) {
+    return "sdpa_decode_chunks is \"" + ctx.options().find("sdpa_decode_chunks")->second + "\", not a count from 1 to " +
+           std::to_string(kMaxChunksOption);
   }
-  const uint32_t limit = chunk_limit(ctx);
+  if (!single_option(ctx)) {
+    return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
+           "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
+  }
+  const uint32_t limit = *chunk_option(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
   if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
     return "a group of " + std::to_string(g.group) + " query heads x head_dim " + std::to_string(g.dim) +
@@ -75,32 +115,36 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
-  const uint32_t limit = chunk_limit(ctx);
+  const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
+  const uint32_t single_max = single_option(ctx).value();
   const uint64_t slots = uint64_t{max.batch} * max.hq * max_chunks(max, limit);
   const gpu::BufferBinding stats = steps->scratch(ctx, slots * 8);
   const gpu::BufferBinding acc = steps->scratch(ctx, slots * max.dim * 4);
   const uint32_t scale = scale_bits(ctx);
   const uint32_t slots_per_head = max_chunks(max, limit);
+  // Both passes resize from the same plan (input_pos changed, or the shape class did).
   auto update_split = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Chunks ch = chunks_for(pos + 1, limit);
+    const Plan p = plan_for(pos + 1, limit, single_max);
     DispatchExec::Launch l;
-    l.params = {g.batch, g.hq, g.hkv, g.group, g.max_seq, pos, g.dim, ch.rows, ch.count, slots_per_head, scale, 0};
-    l.workgroups = uint64_t{g.batch} * g.hkv * ch.count * g.seq;  // no work when S is 0
+    l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
+                p.chunks.count, slots_per_head, scale, p.single ? 1u : 0u};
+    l.workgroups = uint64_t{g.batch} * g.hkv * p.chunks.count * g.seq;  // no work when S is 0
     return l;
   };
   auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
+    const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max);
     const uint64_t pairs = uint64_t{g.batch} * g.seq * g.hq * g.dim / 2;
     DispatchExec::Launch l;
-    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, chunks_for(position(c, 3, g.seq, g.max_seq) + 1, limit).count,
-                slots_per_head};
-    l.workgroups = (pairs + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize;
+    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, p.chunks.count, slots_per_head};
+    // A single pass wrote the output already: no workgroups, so this step records nothing.
+    l.workgroups = p.single ? 0 : (pairs + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize;
     return l;
   };
   const std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
-                                                      ctx.input(2).binding(), stats, acc};
+                                                      ctx.input(2).binding(), stats, acc, ctx.output(0).binding()};
   steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
   steps->add(std::make_unique<DispatchExec>(
       ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 4, update_combine));

@@ -3,6 +3,10 @@
 // chunk for all `group` query heads that share the kv head (so K and V are read once per group)
 // and writes partial results: the running max m, the sum l of exp(score - m), and the unnormalized
 // accumulator acc = sum exp(score - m) * v. Pass 2 (sdpa_combine.wgsl) merges the chunks.
+// Single pass (params.single = 1, at short context): one chunk holds every visible row, and its
+// workgroup writes the output acc / l itself with the combine pass's write_out2 (the family's
+// prelude), which is what that pass makes of one chunk (its weight exp(m - m) is 1); Stats and Acc
+// are left alone and no pass 2 runs.
 struct Params {
   batch: u32,
   hq: u32,
@@ -12,10 +16,10 @@ struct Params {
   pos: u32,         // input_pos: rows 0 .. pos are visible
   dim: u32,         // head_dim, even
   chunk: u32,       // cache rows per chunk
-  chunks: u32,      // chunks now: ceil((pos + 1) / chunk)
+  chunks: u32,      // chunks now: ceil((pos + 1) / chunk); 1 in a single pass
   max_chunks: u32,  // chunk slots per (batch, head) in the scratch buffers
   scale: f32,
-  pad: u32,
+  single: u32,      // 1: a single pass (one chunk), writing Out instead of Stats and Acc
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -23,6 +27,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read> V: array<u32>;
 @group(0) @binding(4) var<storage, read_write> Stats: array<vec2<f32>>;  // (m, l) per slot
 @group(0) @binding(5) var<storage, read_write> Acc: array<vec2<f32>>;    // dim / 2 pairs per slot
+@group(0) @binding(6) var<storage, read_write> Out: array<u32>;          // [B, 1, Hq, D], like q
+
+const OUT_F16: bool = {{out_f16}};  // Out holds packed f16 (else f32)
 
 const WG: u32 = 64u;
 const T: u32 = 64u;  // cache rows scored together
@@ -107,6 +114,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
   }
 
+  if (params.single != 0u) {
+    // out has q's layout: the group's heads are the G * D elements from qb.
+    for (var i = lid; i < pairs; i += WG) { write_out2(qb + 2u * i, acc_s[i], l_s[i / half]); }
+    return;
+  }
   // Slot of (b, query head, chunk); query head = kv head * G + g.
   let slot0 = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * params.max_chunks + c;
   for (var g = lid; g < G; g += WG) { Stats[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_s[g]); }

@@ -41,11 +41,28 @@ std::string float_label(Storage storage) {
 
 namespace {
 
+// The end of sdpa's softmax, for the templates that finish it: sdpa_combine (after merging the
+// chunks) and sdpa_flash's single pass (one chunk, nothing to merge). Output elements i and i + 1
+// (i even) become acc / l in the output's storage: the template declares `Out` (array<u32>) and
+// `const OUT_F16: bool` (packed f16 words, written whole so neighbours never race).
+constexpr const char* kSdpaOutWgsl = R"(
+fn write_out2(i: u32, acc: vec2<f32>, l: f32) {
+  let v = acc / l;
+  if (OUT_F16) {
+    Out[i >> 1u] = f16_word(v);
+  } else {
+    Out[i] = bitcast<u32>(v.x);
+    Out[i + 1u] = bitcast<u32>(v.y);
+  }
+}
+)";
+
 // What a template calls besides wgx_workgroup_index: f16_word everywhere, the rope angles where
-// it rotates.
+// it rotates, sdpa's output writer where it finishes the softmax.
 std::string prelude(std::string_view template_id) {
   std::string p = kF16PackWgsl;
   if (template_id == "rope_update_cache") p += transformer::kRopeAnglesWgsl;
+  if (template_id == "sdpa_flash" || template_id == "sdpa_combine") p += kSdpaOutWgsl;
   return p;
 }
 
@@ -61,7 +78,7 @@ std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
   if (template_id == "update_cache") return {U, R, W};                // value, cache
   if (template_id == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
   if (template_id == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
-  if (template_id == "sdpa_flash") return {U, R, R, R, W, W};         // q, k, v, stats, acc
+  if (template_id == "sdpa_flash") return {U, R, R, R, W, W, W};      // q, k, v, stats, acc, out
   if (template_id == "sdpa_combine") return {U, R, R, W};             // stats, acc, out
   if (template_id == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
   throw std::logic_error("attention template " + std::string(template_id) + " has no bindings");

@@ -2,8 +2,9 @@
 // steps, with the KV caches as mutable buffers updated in place; only the new tokens and input_pos
 // are fed per step, and every step's output is compared with a double reference over the whole
 // history. Each case asserts the route sdpa took (and why the ones before it were refused), so
-// together they take every route: flash_decoding, k16 with Q16 and with the Q32 option at
-// head_dim 64 and 128 (unsplit, and split over a long cache with the combine pass), and
+// together they take every route: flash_decoding (a single pass at these short contexts, and
+// split with the combine pass when sdpa_decode_single_max is 0), k16 with Q16 and with the Q32
+// option at head_dim 64 and 128 (unsplit, and split over a long cache with the combine pass), and
 // materialized where the faster routes' guards fail; GQA and MHA.
 #include <algorithm>
 #include <ostream>
@@ -50,6 +51,9 @@ AttnConfig config(int64_t batch, int64_t hq, int64_t hkv, int64_t dim, int64_t m
 }
 
 const RuntimeOptions kQ32{{"sdpa_query_tile", "32"}};
+// flash_decoding's split pass and combine at every step (the default single pass covers these
+// contexts).
+const RuntimeOptions kTwoPass{{"sdpa_decode_single_max", "0"}};
 
 const Case kCases[] = {
     {"K16Q16_D64_GQA", config(1, 8, 2, 64), kPrefill13, "k16_streaming_q16", "flash_decoding: S can be 16"},
@@ -66,10 +70,17 @@ const Case kCases[] = {
     {"Flash_D64_GQA", config(1, 8, 2, 64, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D128_MHA_Batch2", config(2, 2, 2, 128, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D80_GQA", config(1, 4, 1, 80, 1), kDecode40, "flash_decoding", ""},
+    {"Flash_D64_GQA_TwoPass", config(1, 8, 2, 64, 1, kTwoPass), kDecode40, "flash_decoding", ""},
+    {"Flash_D128_MHA_Batch2_TwoPass", config(2, 2, 2, 128, 1, kTwoPass), kDecode40, "flash_decoding", ""},
+    {"Flash_D80_GQA_TwoPass", config(1, 4, 1, 80, 1, kTwoPass), kDecode40, "flash_decoding", ""},
     // sdpa_decode_chunks (tuning): fewer chunks than the default; a bad value declines the route.
-    {"Flash_D64_GQA_3Chunks", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "3"}}), kDecode40, "flash_decoding", ""},
+    {"Flash_D64_GQA_3Chunks", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "3"}, {"sdpa_decode_single_max", "0"}}),
+     kDecode40, "flash_decoding", ""},
     {"Flash_BadChunks_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "0"}}), kDecode40, "k16_streaming_q16",
      "flash_decoding: sdpa_decode_chunks is \"0\", not a count from 1 to 1024"},
+    // sdpa_decode_single_max (tuning, test_sdpa_single_pass.cpp): a bad value declines the route.
+    {"Flash_BadSingleMax_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_single_max", "-1"}}), kDecode40,
+     "k16_streaming_q16", "flash_decoding: sdpa_decode_single_max is \"-1\", not a row count from 0 to 1048576"},
     // Decode-only graphs flash_decoding refuses (group x head_dim over 1024): k16 takes S == 1,
     // and materialized where k16 cannot either.
     {"DecodeWideGroup_K16", config(1, 32, 1, 64, 1, {}, 128), kDecode72, "k16_streaming_q16",
@@ -106,10 +117,14 @@ TEST_P(Replay, EveryStepMatchesTheReferenceOverTheWholeHistory) {
   }
   if (tc.route.starts_with("k16")) {
     // Programs whose S ranges above 1 run their one-token steps through flash_decoding (the
-    // small shape class): two dispatches, like k16 when it splits.
+    // small shape class): one dispatch at these contexts (at most 116 rows, under the default
+    // sdpa_decode_single_max), so only k16's split takes two.
     const bool flash_decode = sdpa.small_route == "flash_decoding";
     EXPECT_EQ(flash_decode, c.max_new > 1) << "small-class route: '" << sdpa.small_route << "'";
-    EXPECT_EQ(most_dispatches, tc.split || flash_decode ? 4u : 3u);
+    EXPECT_EQ(most_dispatches, tc.split ? 4u : 3u);
+  } else if (tc.route == "flash_decoding") {
+    // A single pass up to 40 rows by default; the cases that set sdpa_decode_single_max set 0.
+    EXPECT_EQ(most_dispatches, c.options.contains("sdpa_decode_single_max") ? 4u : 3u);
   }
   // The caches hold every token at its position and zeros beyond.
   EXPECT_EQ(prog.read_state_f32("k_cache"), ref.cache(false));
