@@ -25,6 +25,13 @@ std::string layer_tensor(int64_t layer, const char* suffix) {
 
 std::string label(int64_t layer, const char* what) { return "layers." + std::to_string(layer) + "." + what; }
 
+// A product's input: h itself, or the block output x still to be added to the residual stream
+// and normalized (add_rms_norm), which the product's node does first (add_rms_norm_<product>).
+struct Normed {
+  ValueId h = graph::kNoValue;
+  ValueId x = graph::kNoValue, residual = graph::kNoValue, weight = graph::kNoValue;
+};
+
 // One block of rows of a concatenated weight, and where its expected shape comes from.
 struct Part {
   std::string tensor;
@@ -60,16 +67,15 @@ class Decoder {
     for (int64_t i = 0; i < c_.num_layers; ++i) {
       progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
       const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
-      ValueId h;
+      Normed in;
       if (pending == graph::kNoValue) {
-        h = b_.op1("rms_norm", {residual, in_norm}, {{"eps", c_.rms_norm_eps}}, label(i, "input_norm"));
+        in.h = b_.op1("rms_norm", {residual, in_norm}, {{"eps", c_.rms_norm_eps}}, label(i, "input_norm"));
       } else {
-        std::tie(h, residual) = add_norm(pending, residual, in_norm, label(i, "input_norm"));
+        in = {graph::kNoValue, pending, residual, in_norm};
       }
-      const ValueId attn = attention(i, h);
+      const ValueId attn = attention(i, in, residual);
       const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
-      std::tie(h, residual) = add_norm(attn, residual, post_norm, label(i, "post_attention_norm"));
-      pending = mlp(i, h);
+      pending = mlp(i, {graph::kNoValue, attn, residual, post_norm}, residual);
     }
 
     progress.update("lm_head");
@@ -99,6 +105,22 @@ class Decoder {
   std::pair<ValueId, ValueId> add_norm(ValueId x, ValueId residual, ValueId weight, const std::string& name) {
     auto outs = b_.op("add_rms_norm", {x, residual, weight}, {{"eps", c_.rms_norm_eps}}, name);
     return {outs[0], outs[1]};
+  }
+
+  // `op` (linear_qkv, linear_swiglu) of `in` and the inputs after x: on h, or as
+  // add_rms_norm_<op>, whose last output (x + residual) becomes `residual`.
+  std::vector<ValueId> product(const std::string& op, const Normed& in, std::vector<ValueId> rest, graph::Attrs attrs,
+                               const std::string& name, ValueId& residual) {
+    if (in.h != graph::kNoValue) {
+      rest.insert(rest.begin(), in.h);
+      return b_.op(op, rest, attrs, name);
+    }
+    rest.insert(rest.begin(), {in.x, in.residual, in.weight});
+    attrs.insert_or_assign("eps", c_.rms_norm_eps);
+    std::vector<ValueId> outs = b_.op("add_rms_norm_" + op, rest, attrs, name);
+    residual = outs.back();
+    outs.pop_back();
+    return outs;
   }
 
   ValueId norm_weight(const std::string& name, int64_t size = 0, const char* why = "hidden_size") {
@@ -164,7 +186,7 @@ class Decoder {
     return a;
   }
 
-  ValueId attention(int64_t i, ValueId h) {
+  ValueId attention(int64_t i, const Normed& x, ValueId& residual) {
     const int64_t d = c_.head_dim;
     const int64_t q_rows = c_.num_heads * d;
     const int64_t kv_rows = c_.num_kv_heads * d;
@@ -173,7 +195,7 @@ class Decoder {
                                  {layer_tensor(i, "self_attn.k_proj.weight"), kv_rows, "num_key_value_heads * head_dim"},
                                  {layer_tensor(i, "self_attn.v_proj.weight"), kv_rows, "num_key_value_heads * head_dim"}},
                                 c_.hidden_size, "hidden_size");
-    auto qkv = b_.op("linear_qkv", {h, wqkv}, {{"splits", {q_rows, kv_rows, kv_rows}}}, label(i, "attn.qkv"));
+    auto qkv = product("linear_qkv", x, {wqkv}, {{"splits", {q_rows, kv_rows, kv_rows}}}, label(i, "attn.qkv"), residual);
     const ValueId q = b_.op1("reshape", {qkv[0]}, {{"shape", Shape{1, seq_, c_.num_heads, d}}});
     const ValueId k = b_.op1("reshape", {qkv[1]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
     const ValueId v = b_.op1("reshape", {qkv[2]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
@@ -201,7 +223,7 @@ class Decoder {
     return b_.op1("linear", {merged, wo}, {}, label(i, "attn.o_proj"));
   }
 
-  ValueId mlp(int64_t i, ValueId h) {
+  ValueId mlp(int64_t i, const Normed& in, ValueId& residual) {
     const int64_t n = c_.intermediate_size;
     auto weight = [&](const char* suffix, int64_t rows, const char* rows_why, int64_t cols, const char* cols_why) {
       const std::string name = layer_tensor(i, suffix);
@@ -214,8 +236,10 @@ class Decoder {
       const ValueId wgu = matrix(layer_tensor(i, "mlp.gate_up_proj.weight"),
                                  {{gate, n, "intermediate_size"}, {up, n, "intermediate_size"}}, c_.hidden_size,
                                  "hidden_size", true);
-      act = b_.op1("linear_swiglu", {h, wgu}, {}, label(i, "mlp.gate_up_swiglu"));
+      act = product("linear_swiglu", in, {wgu}, {}, label(i, "mlp.gate_up_swiglu"), residual)[0];
     } else {
+      ValueId h;
+      std::tie(h, residual) = add_norm(in.x, in.residual, in.weight, label(i, "post_attention_norm"));
       const ValueId wg = weight("mlp.gate_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
       const ValueId wu = weight("mlp.up_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
       const ValueId gate = b_.op1("linear", {h, wg}, {}, label(i, "mlp.gate_proj"));

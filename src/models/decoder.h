@@ -2,16 +2,19 @@
 // ones (WeightSource). The two architectures differ only in data: Qwen3 adds q_norm/k_norm
 // (RMSNorm over head_dim, before rope) and takes head_dim from the config. Per layer:
 //
-//   h, res   = rms_norm(x) (layer 0) | add_rms_norm(mlp_out, res)      input_layernorm
-//   q, k, v  = linear_qkv(h, [Wq; Wk; Wv])                              one product
+//   q, k, v  = linear_qkv(rms_norm(x), [Wq; Wk; Wv])                   layer 0, input_layernorm
+//   q, k, v, res = add_rms_norm_linear_qkv(mlp_out, res, input_layernorm, [Wq; Wk; Wv])
+//              one node: x + residual (the new res), normalized, then one product
 //   q, k, v  = reshape to [1, S, heads, head_dim]                       views
 //   q, kc, vc = rope_update_cache(q, k, v, k_cache, v_cache[, q_norm, k_norm])   one dispatch:
 //              Qwen3's rms_norm of q and k (q_norm, k_norm), rope on both (rotate_half, llama3
 //              scaling), k and v written into the caches, which are mutated back in place
 //   a        = sdpa_with_kv_cache(q, kc, vc) -> reshape [1, S, heads * head_dim]
-//   h, res   = add_rms_norm(linear(a, Wo), res)                         post_attention_layernorm
-//   mlp_out  = linear(linear_swiglu(h, [Wgate; Wup] rows interleaved), Wdown)   q4 weights
-//            = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)          f16 / f32
+//   o        = linear(a, Wo)
+//   mlp_out  = linear(add_rms_norm_linear_swiglu(o, res, post_attention_layernorm,
+//                     [Wgate; Wup] rows interleaved), Wdown)              q4 weights (res updated)
+//   h, res   = add_rms_norm(o, res)                                     f16 / f32 weights
+//   mlp_out  = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)
 //
 // then add_rms_norm(mlp_out, res; model.norm), the last position only (select) unless
 // all_logits, lm_head (the embedding table when tied), and next_token = argmax of the last

@@ -38,8 +38,9 @@ std::string variant_source(const shaders::ShaderVariant& variant, std::string_vi
 }
 
 const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,
-                                  std::vector<gpu::Binding> bindings, std::string_view prelude) {
-  gpu::KernelKey key{std::string(variant.template_id), std::string(variant.variant), {}};
+                                  std::vector<gpu::Binding> bindings, std::string_view prelude,
+                                  std::vector<std::pair<std::string, double>> constants) {
+  gpu::KernelKey key{std::string(variant.template_id), std::string(variant.variant), std::move(constants)};
   return ctx.pipelines().get(key, [&] { return gpu::KernelSource{variant_source(variant, prelude), bindings}; });
 }
 

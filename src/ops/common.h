@@ -47,9 +47,11 @@ fn silu(x: f32) -> f32 {
 // call, e.g. kF16PackWgsl), then the rest of the variant.
 std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude = {});
 
-// The pipeline for one generated variant (compiled once per program), from variant_source.
+// The pipeline for one generated variant (compiled once per program), from variant_source, with
+// the values of its override constants (part of the pipeline's key).
 const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,
-                                  std::vector<gpu::Binding> bindings, std::string_view prelude = {});
+                                  std::vector<gpu::Binding> bindings, std::string_view prelude = {},
+                                  std::vector<std::pair<std::string, double>> constants = {});
 
 // Element strides of an input of shape `in` broadcast to `out` (right-aligned): 0 along
 // broadcast dims, packed into 8 slots (rank <= 8).

@@ -1,5 +1,5 @@
-// Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv, update_cache,
-// rope_update_cache, sdpa_with_kv_cache), good and bad, at Llama/Qwen-like and prime sizes.
+// Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
+// add_rms_norm_linear_qkv/_swiglu, update_cache, rope_update_cache, sdpa_with_kv_cache), good and bad, at Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
 namespace wgx::graph::testing {
@@ -27,6 +27,27 @@ const std::vector<SchemaCase>& transformer_cases() {
        "f32[1, seq_len, 64], f32[1, seq_len, 16], f32[1, seq_len, 16]"},
       {"linear_qkv_splits", "linear_qkv", {f32({1, S, 64}), f32({96, 64})}, {{"splits", I{64, 16, 17}}},
        "!splits add up to 97"},
+      {"add_rms_norm_linear_qkv", "add_rms_norm_linear_qkv", {f32({1, S, 64}), f32({1, S, 64}), f32({64}), q4({96, 64}, 32)},
+       {{"splits", I{64, 16, 16}}, {"eps", 1e-5}},
+       "f32[1, seq_len, 64], f32[1, seq_len, 16], f32[1, seq_len, 16], f32[1, seq_len, 64]"},
+      {"add_rms_norm_linear_qkv_bias", "add_rms_norm_linear_qkv",
+       {f16({3, 37}), f16({3, 37}), f16({37}), f16({11, 37}), f16({11})}, {{"splits", I{5, 3, 3}}},
+       "f16[3, 5], f16[3, 3], f16[3, 3], f16[3, 37]"},
+      {"add_rms_norm_linear_qkv_residual", "add_rms_norm_linear_qkv",
+       {f32({1, S, 64}), f32({1, S, 32}), f32({64}), q4({96, 64}, 32)}, {{"splits", I{64, 16, 16}}},
+       "!x and residual have different shapes"},
+      {"add_rms_norm_linear_qkv_norm", "add_rms_norm_linear_qkv",
+       {f32({1, S, 64}), f32({1, S, 64}), f32({32}), q4({96, 64}, 32)}, {{"splits", I{64, 16, 16}}},
+       "!norm_weight does not match"},
+      {"add_rms_norm_linear_qkv_splits", "add_rms_norm_linear_qkv",
+       {f32({1, S, 64}), f32({1, S, 64}), f32({64}), q4({96, 64}, 32)}, {{"splits", I{64, 16, 17}}},
+       "!splits add up to 97"},
+      {"add_rms_norm_linear_swiglu", "add_rms_norm_linear_swiglu",
+       {f32({1, S, 64}), f32({1, S, 64}), f32({64}), q4({226, 64}, 32)}, {}, "f32[1, seq_len, 113], f32[1, seq_len, 64]"},
+      {"add_rms_norm_linear_swiglu_k", "add_rms_norm_linear_swiglu",
+       {f32({5, 37}), f32({5, 37}), f32({37}), f32({226, 36})}, {}, "!expects 36"},
+      {"add_rms_norm_linear_swiglu_dtype", "add_rms_norm_linear_swiglu",
+       {f32({5, 64}), f16({5, 64}), f32({64}), q4({226, 64}, 32)}, {}, "!input 1 is f16 but input 0 is f32"},
       {"update_cache", "update_cache", {f16({1, 8, 2048, 64}), f32({1, S, 8, 64}), pos}, {},
        "f16[1, 8, 2048, 64]"},
       {"update_cache_heads", "update_cache", {f32({1, 8, 2048, 64}), f32({1, S, 4, 64}), pos}, {},

@@ -158,6 +158,35 @@ OpSchema linear_qkv() {
   return s;
 }
 
+// add_rms_norm_<product>(x, residual, norm_weight, <the product's inputs after x>) ->
+// (<the product's outputs>, x + residual): add_rms_norm feeding a product (linear_qkv,
+// linear_swiglu), one node, so that a one-row step can normalize inside the product's kernel.
+// The product takes rms_norm(x + residual) * norm_weight as its x; eps is add_rms_norm's.
+OpSchema with_add_rms_norm(const OpSchema& product) {
+  OpSchema s;
+  s.name = "add_rms_norm_" + product.name;
+  s.inputs = {{.name = "x", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "residual", .dtypes = kFloatTypes, .min_rank = 1},
+              {.name = "norm_weight", .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1}};
+  s.inputs.insert(s.inputs.end(), product.inputs.begin() + 1, product.inputs.end());
+  s.num_outputs = product.num_outputs + 1;
+  s.attrs = product.attrs;
+  s.attrs.push_back(AttrSpec::defaulted("eps", 1e-6));
+  s.infer = [infer = product.infer](const InferContext& ctx) {
+    require_float_match(ctx, 0, 1);
+    require_float_match(ctx, 0, 2);
+    if (ctx.shape(0) != ctx.shape(1)) return InferResult::fail("x and residual have different shapes");
+    if (ctx.shape(2)[0] != ctx.shape(0).back()) return InferResult::fail("norm_weight does not match x's last dim");
+    if (!(ctx.attr_float("eps") >= 0)) return InferResult::fail("eps must be >= 0");
+    std::vector<const Value*> inner{&ctx.value(0)};
+    for (size_t i = 3; i < ctx.num_inputs(); ++i) inner.push_back(&ctx.value(i));
+    InferResult r = infer(InferContext(inner, ctx.attrs(), ctx.syms()));
+    if (r.ok()) r.outputs.push_back(ctx.type(0));
+    return r;
+  };
+  return s;
+}
+
 // update_cache(cache [B, H, MaxS, D], value [B, S, H, D], input_pos) -> the cache with rows
 // input_pos .. input_pos + S - 1 replaced (the value converted to the cache's dtype). The result
 // is meant to be written back with a mutation; kernels update the cache where it lies.
@@ -258,6 +287,9 @@ void register_transformer(OpRegistry& r) {
   r.add(swiglu());
   r.add(add_rms_norm());
   r.add(linear_qkv());
+  // nn's linear_swiglu is registered before this family.
+  r.add(with_add_rms_norm(*r.find("linear_qkv")));
+  r.add(with_add_rms_norm(*r.find("linear_swiglu")));
   r.add(update_cache());
   r.add(rope_update_cache());
   r.add(sdpa_with_kv_cache());

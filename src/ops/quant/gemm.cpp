@@ -17,6 +17,7 @@
 
 #include "ops/common.h"
 #include "ops/quant/quant_routes.h"
+#include "ops/transformer/kernels.h"
 
 namespace wgx::ops::quant {
 
@@ -58,9 +59,10 @@ struct Facts {
 Facts facts_of(const NodeContext& ctx, const std::string& op) {
   Facts f;
   f.f16 = ctx.input(0).dtype == graph::DType::f16;
-  f.bias = ctx.input_count() > 2;
+  const Operands ops = operands_of(ctx);
+  f.bias = ops.bias;
   f.swiglu = op == "linear_swiglu";
-  const std::vector<int64_t> w = ctx.input_max_shape(1);
+  const std::vector<int64_t> w = ctx.input_max_shape(ops.weight);
   f.n = static_cast<uint64_t>(w[0]);
   f.k = static_cast<uint64_t>(w[1]);
   f.out_n = f.swiglu ? f.n / 2 : f.n;
@@ -70,7 +72,7 @@ Facts facts_of(const NodeContext& ctx, const std::string& op) {
     f.widths = {static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]), static_cast<uint64_t>(s[2])};
   }
   f.scratch = f.f16 && std::any_of(f.widths.begin(), f.widths.end(), [](uint64_t v) { return v % 2 != 0; });
-  f.q4p = q4_params(ctx, 1);
+  f.q4p = q4_params(ctx, ops.weight);
   return f;
 }
 
@@ -127,7 +129,7 @@ Plan plan_of(const Facts& f, const Options& o, uint64_t m) {
 }
 
 std::string guard(const NodeContext& ctx) {
-  if (ctx.input(1).storage != runtime::Storage::Q4) return "the weight is not q4gsw";
+  if (ctx.input(operands_of(ctx).weight).storage != runtime::Storage::Q4) return "the weight is not q4gsw";
   if (auto why = q4_gemv_fallback_check(ctx); !why.empty()) return why;  // with the options
   Options o;
   options_of(ctx, o);
@@ -147,6 +149,7 @@ class GemmExec : public Steps {
     m_ = rows_now(ctx);
     if (m_ > kGemvRows) plan_ = plan_of(facts, opts, m_);
     gemv->resize(ctx);
+    if (norm) norm->resize(ctx);
     for (auto& [key, d] : gemm) d->resize(ctx);
     if (reduce) reduce->resize(ctx);
   }
@@ -155,6 +158,7 @@ class GemmExec : public Steps {
       gemv->record(rec);
       return;
     }
+    if (norm) norm->record(rec);
     gemm.at({plan_.rows, plan_.partial})->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
@@ -162,6 +166,7 @@ class GemmExec : public Steps {
   const Facts facts;
   const Options opts;
   std::unique_ptr<runtime::NodeExec> gemv;
+  std::unique_ptr<runtime::NodeExec> norm;  // add_rms_norm_ products: x normalized into scratch
   std::map<std::pair<uint64_t, bool>, std::unique_ptr<DispatchExec>> gemm;  // by tile rows and partial
   std::unique_ptr<DispatchExec> reduce;
 
@@ -227,11 +232,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   Options o;
   options_of(ctx, o);  // the guard checked them
   auto exec = std::make_unique<GemmExec>(f, o);
-  exec->gemv = q4_gemv_exec(ctx, op);
-  const gpu::BufferBinding bias = f.bias ? ctx.input(2).binding() : exec->own(ctx, 4, "no bias");
+  exec->gemv = q4_gemv_exec(ctx);
+  const Operands ops = operands_of(ctx);
+  const gpu::BufferBinding bias = f.bias ? ctx.input(ops.bias_input).binding() : exec->own(ctx, 4, "no bias");
   std::array<gpu::BufferBinding, 3> outs;
   for (size_t i = 0; i < 3; ++i) {
-    outs[i] = i < ctx.output_count() ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
+    outs[i] = i < ops.outputs ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
+  }
+  gpu::BufferBinding x = ctx.input(0).binding();
+  if (ops.norm) {
+    x = exec->scratch(ctx, ceil_div((f.f16 ? 2 : 4) * max_rows(ctx) * f.k, 4) * 4);
+    exec->norm = transformer::add_rms_norm_dispatch(ctx, x, ctx.output(ops.outputs).binding());
   }
   // The plans of every M the GEMM may run at, and the largest partials they write: splits x M x N
   // floats, under (256 + tiles) x BM x 128 (16 to 18 MiB at Llama-3.2-1B's shapes).
@@ -242,7 +253,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     used.insert({p.rows, p.partial});
     if (p.partial) partial_bytes = std::max(partial_bytes, 4 * p.splits * m * f.n);
   }
-  const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
+  const gpu::BufferBinding w = ctx.input(ops.weight).binding();
   // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
   const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
   gpu::BufferBinding partials{};
@@ -269,8 +280,8 @@ std::string q4_gemm_option_check(const NodeContext& ctx) {
   return options_of(ctx, o);
 }
 
-runtime::Route q4_gemm_route(const std::string& op) {
-  return {"q4_gemm", guard, [op](const NodeContext& c) { return build(c, op); }};
+runtime::Route q4_gemm_route() {
+  return {"q4_gemm", guard, [](const NodeContext& c) { return build(c, operands_of(c).product); }};
 }
 
 }  // namespace wgx::ops::quant

@@ -16,6 +16,15 @@
 // The route is chosen from M's maximum, but a tiled route also builds the matching gemv kernel
 // and dispatches it whenever the current M is at most 4: a program whose M is symbolic then
 // decodes with gemv and prefills with the tiled kernel (the attested route is the tiled one).
+// add_rms_norm_linear_qkv and add_rms_norm_linear_swiglu take the same routes: at one row of f32
+// x, q4_gemv normalizes x + residual in its prologue (x staged in workgroup memory: one
+// dispatch); otherwise add_rms_norm's kernel normalizes into scratch first (two). A staged
+// kernel uses the workgroup reduction (256 invocations share the staging) and launches at most
+// kStageWorkgroups per row of x, each taking every G-th column tile, so that a wide product does
+// not stage x thousands of times (in every workgroup of 64, gate/up was slower fused than
+// unfused on the H200). Options (tuning and tests): quant_gemv_norm = off turns the prologue
+// off; quant_gemv_stage = on stages x for every one-row product (measured slower: the reads of
+// x are not what bounds the plain gemv); quant_gemv_stage_wgs = G.
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -25,6 +34,7 @@
 
 #include "ops/common.h"
 #include "ops/quant/quant_routes.h"
+#include "ops/transformer/kernels.h"
 #include "shaders/quant_shaders.h"
 
 namespace wgx::ops::quant {
@@ -40,13 +50,26 @@ constexpr uint64_t kTile = 64;       // BM = BN in tiled.wgsl
 constexpr uint64_t kWorkgroup = 256;
 constexpr uint64_t kSubgroupWorkgroup = 64;  // q4_gemv's sg variant
 constexpr size_t kParamWords = 12;
+constexpr size_t kQ4GemvParamWords = 16;
+// Workgroups per row of x for q4_gemv's staged variants (each stages x once, then takes every
+// G-th column tile): the quant_gemv_stage_wgs option, else this (measured on the H200,
+// PERFORMANCE.md).
+constexpr uint64_t kStageWorkgroups = 256;
 constexpr uint64_t kGemvStorage = 256 * 32;    // red in dense_gemv.wgsl
 constexpr uint64_t kQ4GemvStorage = 256 * 16;  // red in q4_gemv.wgsl
 constexpr uint64_t kQ4GemvColumns = 4;         // C in q4_gemv.wgsl: columns per lane group
+constexpr uint32_t kNormBuffers = 3;           // q4_gemv's prologue: Res, NormW, Sum
 // Flags of the product kernels.
 constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32, kSwiglu = 64;
 
 enum class Op { Linear, Qkv, Swiglu };
+Op op_of(const std::string& product) {
+  return product == "linear_qkv" ? Op::Qkv : product == "linear_swiglu" ? Op::Swiglu : Op::Linear;
+}
+
+// How q4_gemv's one-row variant reads x: where it lies, staged in workgroup memory, or staged
+// after the add_rms_norm prologue.
+enum class Stage { None, Staged, Norm };
 
 enum class Kernel { Q4Gemv, DenseGemv, Bk64, Bk32 };
 
@@ -77,6 +100,7 @@ struct Facts {
   bool pairs = false;    // f16 output written in word pairs: every width is even
   bool scratch = false;  // f16 output of an odd width: f32 scratch, then split_f16 / swiglu_pairs
   Q4Params q4p;
+  Operands ops;
 
   // Whether `kernel` writes the output itself (else the f32 scratch that the pass finishes).
   bool direct(Kernel kernel) const { return !scratch && (!swiglu || kernel == Kernel::Q4Gemv); }
@@ -84,10 +108,11 @@ struct Facts {
 
 Facts facts_of(const NodeContext& ctx, Op op) {
   Facts f;
-  f.q4 = ctx.input(1).storage == runtime::Storage::Q4;
+  f.ops = operands_of(ctx);
+  f.q4 = ctx.input(f.ops.weight).storage == runtime::Storage::Q4;
   f.f16 = ctx.input(0).dtype == DType::f16;
-  f.bias = ctx.input_count() > 2;
-  const std::vector<int64_t> w = ctx.input_max_shape(1);
+  f.bias = f.ops.bias;
+  const std::vector<int64_t> w = ctx.input_max_shape(f.ops.weight);
   f.n = static_cast<uint64_t>(w[0]);
   f.k = static_cast<uint64_t>(w[1]);
   f.widths = {f.n, 0, 0};
@@ -100,7 +125,7 @@ Facts facts_of(const NodeContext& ctx, Op op) {
   const bool even = std::all_of(f.widths.begin(), f.widths.end(), [](uint64_t v) { return v % 2 == 0; });
   f.pairs = f.f16 && even;
   f.scratch = f.f16 && !even;
-  if (f.q4) f.q4p = q4_params(ctx, 1);
+  if (f.q4) f.q4p = q4_params(ctx, f.ops.weight);
   return f;
 }
 
@@ -125,7 +150,7 @@ bool subgroups_fixed(const NodeContext& ctx) {
 bool subgroup_reduce(const NodeContext& ctx) {
   const std::string o = option(ctx, "quant_gemv_reduce");
   if (!o.empty()) return o == "sg";
-  const std::vector<int64_t> w = ctx.input_max_shape(1);
+  const std::vector<int64_t> w = ctx.input_max_shape(operands_of(ctx).weight);
   return subgroups_fixed(ctx) && w[0] >= 8192 && w[1] <= 4096;
 }
 
@@ -133,8 +158,8 @@ bool subgroup_reduce(const NodeContext& ctx) {
 // each row per lane; q4, the subgroup size with the subgroup reduction, else one 32-element
 // chunk per lane, at most 64 lanes (shorter reductions, and four groups per workgroup keep N / 16
 // workgroups in flight). The quant_gemv_tpc option overrides the workgroup reductions' (tuning).
-uint32_t lanes(const NodeContext& ctx, const Facts& f) {
-  if (f.q4 && subgroup_reduce(ctx)) return ctx.gpu().adapter().subgroup_min_size;
+uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
+  if (f.q4 && sg) return ctx.gpu().adapter().subgroup_min_size;
   if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
     const auto v = static_cast<uint32_t>(std::stoul(o));
     return f.q4 ? v : std::min<uint32_t>(v, 128);
@@ -144,6 +169,14 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f) {
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
+  for (const char* name : {"quant_gemv_stage", "quant_gemv_norm"}) {
+    const std::string v = option(ctx, name);
+    if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
+  }
+  if (const std::string v = option(ctx, "quant_gemv_stage_wgs"); !v.empty()) {
+    const bool digits = v.size() <= 5 && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!digits || std::stoul(v) == 0) return "the quant_gemv_stage_wgs option is '" + v + "', not a count from 1 to 99999";
+  }
   const std::string reduce = option(ctx, "quant_gemv_reduce");
   if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
     return "the quant_gemv_reduce option is '" + reduce + "', not sg or wg";
@@ -162,9 +195,10 @@ std::string check_tpc_option(const NodeContext& ctx) {
 // The schemas guarantee x, a dense weight and the bias share one float dtype (f32 or f16 as
 // computed: bf16 arrives as f32).
 std::string check_node(const NodeContext& ctx, bool q4) {
-  const bool weight_q4 = ctx.input(1).storage == runtime::Storage::Q4;
+  const size_t weight = operands_of(ctx).weight;
+  const bool weight_q4 = ctx.input(weight).storage == runtime::Storage::Q4;
   if (weight_q4 != q4) return q4 ? "the weight is not q4gsw" : "q4gsw weights take the q4 routes";
-  for (const graph::Dim& d : ctx.input_type(1).shape) {
+  for (const graph::Dim& d : ctx.input_type(weight).shape) {
     if (!d.is_const()) return "the weight's shape is symbolic";
   }
   if (auto why = check_tpc_option(ctx); !why.empty()) return why;
@@ -185,16 +219,48 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
   return check_limits(ctx, info(kernel).buffers, info(kernel).storage);
 }
 
-const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows) {
+// Workgroup bytes of q4_gemv's staged variants (always the workgroup reduction: 256 invocations
+// share the staging): x (K floats), the reduction's memory, and the prologue's sums of squares.
+uint64_t stage_storage(const Facts& f, Stage stage) {
+  return 4 * f.k + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0);
+}
+
+uint64_t stage_workgroups(const NodeContext& ctx) {
+  const std::string o = option(ctx, "quant_gemv_stage_wgs");
+  return o.empty() ? kStageWorkgroups : std::stoull(o);
+}
+
+// The stage of q4_gemv's one-row variant for this node: the prologue for an add_rms_norm_
+// product (f32 x, where the workgroup memory and storage buffers allow and quant_gemv_norm is not
+// off), x staged for the others with quant_gemv_stage on, else none.
+Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
+  if (!f.q4 || f.f16) return Stage::None;
+  const Stage want = f.ops.norm ? (option(ctx, "quant_gemv_norm") == "off" ? Stage::None : Stage::Norm)
+                                : (option(ctx, "quant_gemv_stage") == "on" ? Stage::Staged : Stage::None);
+  if (want == Stage::None) return want;
+  const uint32_t buffers = info(Kernel::Q4Gemv).buffers + (want == Stage::Norm ? kNormBuffers : 0);
+  return check_limits(ctx, buffers, stage_storage(f, want)).empty() ? want : Stage::None;
+}
+
+const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage) {
   std::string name = info(k).variant_prefix;
+  std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
-    name += std::string(f.f16 ? "f16" : "f32") + (subgroup_reduce(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
+    const bool sg = subgroup_reduce(ctx) && stage == Stage::None;
+    name += std::string(f.f16 ? "f16" : "f32") + (sg ? ".sg" : ".wg") + ".r" + std::to_string(rows);
+    if (stage != Stage::None) {
+      name += stage == Stage::Norm ? ".norm" : ".xs";
+      constants.emplace_back("XS", static_cast<double>(f.k / 4));
+    }
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
     b.push_back(i + 3 < info(k).buffers ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
   }
-  return product_kernel(ctx, name, b);
+  if (stage == Stage::Norm) {
+    b.insert(b.end(), {gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
+  }
+  return product_kernel(ctx, name, b, "params.n", std::move(constants));
 }
 
 // The executable part: the main kernel or the gemv kernel a tiled route falls back to at small
@@ -202,7 +268,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
 class Exec : public Steps {
  public:
   void resize(const NodeContext& ctx) override {
-    for (runtime::NodeExec* e : {main.get(), gemv.get(), gemv_one.get()}) {
+    for (runtime::NodeExec* e : {norm.get(), main.get(), gemv.get(), gemv_one.get()}) {
       if (e) e->resize(ctx);
     }
     Steps::resize(ctx);
@@ -210,6 +276,8 @@ class Exec : public Steps {
     one_row_ = gemv_one && rows_now(ctx) == 1;
   }
   void record(gpu::Recorder& rec) override {
+    const bool fused = use_gemv_ && one_row_ && one_row_norm;
+    if (norm && !fused) norm->record(rec);
     (use_gemv_ ? (one_row_ ? gemv_one : gemv) : main)->record(rec);
     if (!(use_gemv_ ? gemv_direct : main_direct)) Steps::record(rec);  // the pass after a product into scratch
   }
@@ -217,6 +285,10 @@ class Exec : public Steps {
   // The product kernel, the gemv kernel for few rows (M <= 4) and q4_gemv's one-row variant.
   std::unique_ptr<runtime::NodeExec> main, gemv, gemv_one;
   bool main_direct = false, gemv_direct = false;  // the kernel writes the output itself
+  // add_rms_norm_ products: the add_rms_norm dispatch that normalizes x into scratch for the
+  // product kernels, unless the one-row kernel has the prologue (one_row_norm).
+  std::unique_ptr<runtime::NodeExec> norm;
+  bool one_row_norm = false;
 
  private:
   bool use_gemv_ = false, one_row_ = false;
@@ -224,29 +296,37 @@ class Exec : public Steps {
 
 // `rows`: rows of x per workgroup (q4_gemv: 1 or 4; dense_gemv: 4; tiled: 64).
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
-                                      const std::vector<gpu::BufferBinding>& buffers, uint64_t rows) {
-  const uint32_t tpc = lanes(ctx, f);
-  const bool sg = k == Kernel::Q4Gemv && subgroup_reduce(ctx);
+                                      const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
+                                      Stage stage = Stage::None) {
+  const bool sg = k == Kernel::Q4Gemv && subgroup_reduce(ctx) && stage == Stage::None;
+  const uint32_t tpc = lanes(ctx, f, sg);
+  // Workgroups per row of x: one per column tile, or at most stage_workgroups where x is staged
+  // (each stages x once and takes every G-th tile).
+  const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx);
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
                    (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0);
   // The scratch holds all of the product's columns: one output as far as the product is concerned.
   const uint64_t split0 = direct ? f.widths[0] : f.n;
   const uint64_t split1 = direct ? f.widths[0] + f.widths[1] : f.n;
-  auto update = [k, f, tpc, sg, flags, split0, split1, rows](const NodeContext& c) {
+  const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
+  auto update = [k, f, tpc, sg, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
     const uint64_t m = rows_now(c);
     const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * (sg ? kSubgroupWorkgroup : kWorkgroup) / tpc
                           : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
                                                    : kTile;
     const uint64_t tiles_n = ceil_div(f.n, cols);
     auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
+    const uint64_t per_row = stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
     DispatchExec::Launch l;
     l.params = {u32(m),       u32(f.n),          u32(f.k),       flags,  u32(split0), u32(split1),
-                u32(tiles_n), tpc,               f.q4p.scale_base, f.q4p.group_shift, f.q4p.groups, 0};
-    l.workgroups = ceil_div(m, rows) * tiles_n;
+                u32(tiles_n), tpc,               f.q4p.scale_base, f.q4p.group_shift, f.q4p.groups, eps};
+    if (k == Kernel::Q4Gemv) l.params.insert(l.params.end(), {u32(per_row), 0, 0, 0});
+    l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows), buffers, kParamWords, update);
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage), buffers,
+                                        k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 
 std::unique_ptr<DispatchExec> split_pass(const NodeContext& ctx, const Facts& f, gpu::BufferBinding scratch,
@@ -288,10 +368,17 @@ std::unique_ptr<DispatchExec> swiglu_pass(const NodeContext& ctx, gpu::BufferBin
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel kernel) {
   const Facts f = facts_of(ctx, op);
   auto exec = std::make_unique<Exec>();
-  const gpu::BufferBinding bias = f.bias ? ctx.input(2).binding() : exec->own(ctx, 4, "no bias");
+  const gpu::BufferBinding bias = f.bias ? ctx.input(f.ops.bias_input).binding() : exec->own(ctx, 4, "no bias");
   std::array<gpu::BufferBinding, 3> outs;
   for (size_t i = 0; i < 3; ++i) {
-    outs[i] = i < ctx.output_count() ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
+    outs[i] = i < f.ops.outputs ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
+  }
+  // An add_rms_norm_ product's kernels read the normalized x from scratch (x's shape and dtype),
+  // but for the one-row kernel with the prologue, which reads x and the residual themselves.
+  gpu::BufferBinding x = ctx.input(0).binding();
+  if (f.ops.norm) {
+    x = exec->scratch(ctx, ceil_div((f.f16 ? 2 : 4) * max_rows(ctx) * f.k, 4) * 4);
+    exec->norm = transformer::add_rms_norm_dispatch(ctx, x, ctx.output(f.ops.outputs).binding());
   }
   const Kernel small = f.q4 ? Kernel::Q4Gemv : Kernel::DenseGemv;
   const bool gemv_fallback = !is_gemv(kernel) && check_limits(ctx, info(small).buffers, info(small).storage).empty();
@@ -301,19 +388,29 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel k
                exec->own(ctx, 4, "no output")};
     exec->add(f.swiglu ? swiglu_pass(ctx, scratch[0], outs[0]) : split_pass(ctx, f, scratch[0], outs));
   }
-  const gpu::BufferBinding x = ctx.input(0).binding(), w = ctx.input(1).binding();
-  auto make = [&](Kernel k, uint64_t rows) {
+  const gpu::BufferBinding w = ctx.input(f.ops.weight).binding();
+  auto make = [&](Kernel k, uint64_t rows, Stage stage = Stage::None) {
     const std::array<gpu::BufferBinding, 3>& t = f.direct(k) ? outs : scratch;
     if (k == Kernel::Q4Gemv) {
       // The nibbles as vec4s (K / 2 bytes per row: whole vec4s), the whole tensor for the scales.
       const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
-      return product(ctx, k, f, {x, nibbles, w, bias, t[0], t[1], t[2]}, rows);
+      if (stage == Stage::Norm) {
+        return product(ctx, k, f,
+                       {ctx.input(0).binding(), nibbles, w, bias, t[0], t[1], t[2], ctx.input(1).binding(),
+                        ctx.input(2).binding(), ctx.output(f.ops.outputs).binding()},
+                       rows, stage);
+      }
+      return product(ctx, k, f, {x, nibbles, w, bias, t[0], t[1], t[2]}, rows, stage);
     }
     return product(ctx, k, f, {x, w, bias, t[0], t[1], t[2]}, rows);
   };
   auto add_gemv = [&](Kernel k) {
     exec->gemv = make(k, kGemvRows);
-    if (k == Kernel::Q4Gemv) exec->gemv_one = make(k, 1);
+    if (k == Kernel::Q4Gemv) {
+      const Stage stage = one_row_stage(ctx, f);
+      exec->gemv_one = make(k, 1, stage);
+      exec->one_row_norm = stage == Stage::Norm;
+    }
     exec->gemv_direct = f.direct(k);
   };
   if (is_gemv(kernel)) {
@@ -338,14 +435,14 @@ std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx) {
   return check_limits(ctx, info(Kernel::Q4Gemv).buffers, info(Kernel::Q4Gemv).storage);
 }
 
-std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, const std::string& op_name) {
-  const Op op = op_name == "linear_qkv" ? Op::Qkv : op_name == "linear_swiglu" ? Op::Swiglu : Op::Linear;
-  return build(ctx, op, Kernel::Q4Gemv);
+std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx) {
+  return build(ctx, op_of(operands_of(ctx).product), Kernel::Q4Gemv);
 }
 
 std::vector<runtime::Route> product_routes(const std::string& op_name) {
-  const Op op = op_name == "linear_qkv" ? Op::Qkv : op_name == "linear_swiglu" ? Op::Swiglu : Op::Linear;
-  std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv), q4_gemm_route(op_name),
+  constexpr std::string_view kNorm = "add_rms_norm_";
+  const Op op = op_of(op_name.starts_with(kNorm) ? op_name.substr(kNorm.size()) : op_name);
+  std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv), q4_gemm_route(),
                                 route("q4_bk64", op, true, Kernel::Bk64),
                                 route("q4_bk32", op, true, Kernel::Bk32)};
   if (op != Op::Linear) {

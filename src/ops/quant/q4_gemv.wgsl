@@ -8,6 +8,7 @@
 // within one group); the L partial sums of a column are then reduced one row of x at a time:
 // {{reduction_doc}}. Output columns are split into up to three tensors (linear_qkv), or
 // neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
+// x: {{x_doc}}.
 struct Params {
   m: u32,
   n: u32,
@@ -20,7 +21,11 @@ struct Params {
   scale_base: u32,   // the first scale's word in S
   group_shift: u32,  // log2(group size)
   groups: u32,       // groups per row: K / group size
-  pad: u32,
+  eps: f32,          // the add_rms_norm prologue's
+  tile_stride: u32,  // G: workgroups per row of x, each taking every G-th column tile
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> X: array<vec4<u32>>;
@@ -30,6 +35,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> Out0: array<u32>;
 @group(0) @binding(6) var<storage, read_write> Out1: array<u32>;
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
+{{stage_bindings}}
 
 const WG = {{workgroup_size}}u;  // 256 (wg), 64 (sg: more workgroups for narrow products)
 const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4
@@ -40,9 +46,10 @@ const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width 
 const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
 
 {{workgroup_vars}}
+{{stage_vars}}
 
-// Elements e..e+7 of x, e a multiple of 8 (rows of x are K long, a multiple of 32).
-fn x8(e: u32) -> array<vec4<f32>, 2> {
+// Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).
+fn x8(row: u32, c: u32, h: u32) -> array<vec4<f32>, 2> {
   {{x8}}
 }
 
@@ -64,69 +71,75 @@ fn nibbles(w: u32) -> array<vec4<f32>, 2> { return array<vec4<f32>, 2>(placed_ni
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32{{builtins}}) {
   let wg = wgx_workgroup_index(wid, nwg);
-  let m0 = (wg / params.tiles_n) * R;
+  let m0 = (wg / params.tile_stride) * R;
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
+  {{stage}}
   {{lane_groups}}
-  let n0 = (wg % params.tiles_n) * (C * WG / lanes) + C * group;
-  let chunks = params.k >> 5u;
-  // The group's columns; missing ones (past N) repeat the last and are not written.
-  let last = params.n - 1u;
-  let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
-  var acc: array<vec4<f32>, R>;  // [row][column]
-  for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
-  if (n0 < params.n) {
-    for (var c = t; c < chunks; c += lanes) {
-      var q: array<vec4<u32>, C>;
-      for (var j = 0u; j < C; j++) { q[j] = W[cols[j] * chunks + c]; }
-      let g = (c << 5u) >> params.group_shift;
-      let s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
-                        scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
-      // Constant trip counts and no early exits: the loops unroll and the arrays stay in
-      // registers (a dynamic index would put them in slow per-invocation memory).
-      for (var r = 0u; r < R; r++) {
-        if (r < rows) {
-          var d = vec4<f32>();  // the chunk's sums per column, before the scale
-          for (var h = 0u; h < 4u; h++) {
-            let xv = x8((m0 + r) * params.k + (c << 5u) + 8u * h);
-            let x0 = xv[0] * kPlace;
-            let x1 = xv[1] * kPlace;
+  // Column tiles wg % G, + G, ... (G = params.tile_stride workgroups per row of x: tiles_n, one
+  // tile each, unless x is staged, where fewer workgroups share the staging).
+  for (var tile = wg % params.tile_stride; tile < params.tiles_n; tile += params.tile_stride) {
+    let n0 = tile * (C * WG / lanes) + C * group;
+    let chunks = params.k >> 5u;
+    // The group's columns; missing ones (past N) repeat the last and are not written.
+    let last = params.n - 1u;
+    let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
+    var acc: array<vec4<f32>, R>;  // [row][column]
+    for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
+    if (n0 < params.n) {
+      for (var c = t; c < chunks; c += lanes) {
+        var q: array<vec4<u32>, C>;
+        for (var j = 0u; j < C; j++) { q[j] = W[cols[j] * chunks + c]; }
+        let g = (c << 5u) >> params.group_shift;
+        let s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
+                          scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
+        // Constant trip counts and no early exits: the loops unroll and the arrays stay in
+        // registers (a dynamic index would put them in slow per-invocation memory).
+        for (var r = 0u; r < R; r++) {
+          if (r < rows) {
+            var d = vec4<f32>();  // the chunk's sums per column, before the scale
+            for (var h = 0u; h < 4u; h++) {
+              let xv = x8(m0 + r, c, h);
+              let x0 = xv[0] * kPlace;
+              let x1 = xv[1] * kPlace;
+              for (var j = 0u; j < C; j++) {
+                let a = nibbles(q[j][h]);
+                d[j] += dot(a[0], x0) + dot(a[1], x1);
+              }
+            }
+            acc[r] += s * d;
+          }
+        }
+      }
+    }
+    for (var r = 0u; r < R; r++) {
+      if (r < rows) {
+        {{reduce}}
+        if (t == 0u && n0 < params.n) {
+          // Columns past N (clamped) are not written.
+          let v = sum + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
+          if ((params.flags & SWIGLU) != 0u) {
+            // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
+            let j = n0 / 2u;
+            let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
+            if ((params.flags & OUT_F16) != 0u) {
+              put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
+            } else {
+              put(m0 + r, j, y.x);
+              if (n0 + 2u < params.n) { put(m0 + r, j + 1u, y.y); }
+            }
+          } else if ((params.flags & OUT_F16) != 0u) {
+            // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
+            put2(m0 + r, n0, v.xy);
+            if (n0 + 2u < params.n) { put2(m0 + r, n0 + 2u, v.zw); }
+          } else {
             for (var j = 0u; j < C; j++) {
-              let a = nibbles(q[j][h]);
-              d[j] += dot(a[0], x0) + dot(a[1], x1);
+              if (n0 + j < params.n) { put(m0 + r, n0 + j, v[j]); }
             }
           }
-          acc[r] += s * d;
         }
       }
     }
-  }
-  for (var r = 0u; r < R; r++) {
-    if (r < rows) {
-      {{reduce}}
-      if (t == 0u && n0 < params.n) {
-        // Columns past N (clamped) are not written.
-        let v = sum + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
-        if ((params.flags & SWIGLU) != 0u) {
-          // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
-          let j = n0 / 2u;
-          let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
-          if ((params.flags & OUT_F16) != 0u) {
-            put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
-          } else {
-            put(m0 + r, j, y.x);
-            if (n0 + 2u < params.n) { put(m0 + r, j + 1u, y.y); }
-          }
-        } else if ((params.flags & OUT_F16) != 0u) {
-          // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
-          put2(m0 + r, n0, v.xy);
-          if (n0 + 2u < params.n) { put2(m0 + r, n0 + 2u, v.zw); }
-        } else {
-          for (var j = 0u; j < C; j++) {
-            if (n0 + j < params.n) { put(m0 + r, n0 + j, v[j]); }
-          }
-        }
-      }
-    }
+    workgroupBarrier();  // red's slots are rewritten by the next tile's reduction
   }
 }

@@ -1,5 +1,6 @@
 // The quantized family: q4gsw routes for linear and embedding (ahead of linalg's dense ones,
-// which reject q4gsw), and linear_qkv and linear_swiglu for q4gsw, f32 and f16 weights. Host quantization is in
+// which reject q4gsw), and linear_qkv and linear_swiglu (and their add_rms_norm_ forms) for
+// q4gsw, f32 and f16 weights. Host quantization is in
 // quantize.h.
 #include "ops/families.h"
 #include "ops/quant/quant_routes.h"
@@ -11,6 +12,8 @@ void register_quant(runtime::KernelRegistry& registry) {
   registry.prepend_routes("embedding", quant::embedding_routes());
   registry.add({"linear_qkv", quant::product_routes("linear_qkv")});
   registry.add({"linear_swiglu", quant::product_routes("linear_swiglu")});
+  registry.add({"add_rms_norm_linear_qkv", quant::product_routes("add_rms_norm_linear_qkv")});
+  registry.add({"add_rms_norm_linear_swiglu", quant::product_routes("add_rms_norm_linear_swiglu")});
 }
 
 }  // namespace wgx::ops

@@ -11,20 +11,20 @@
 
 namespace wgx::ops::quant {
 
-// linear, linear_qkv or linear_swiglu. linear: q4_gemv, q4_gemm, q4_bk64, q4_bk32 (q4gsw weights only:
-// linalg's routes take the dense ones). linear_qkv and linear_swiglu: those, then gemv and tiled
-// for f32 and f16 weights.
+// linear, linear_qkv or linear_swiglu (or the add_rms_norm_ form of the last two). linear:
+// q4_gemv, q4_gemm, q4_bk64, q4_bk32 (q4gsw weights only: linalg's routes take the dense ones).
+// linear_qkv and linear_swiglu: those, then gemv and tiled for f32 and f16 weights.
 std::vector<runtime::Route> product_routes(const std::string& op);
 // q4_gemm (gemm.cpp), the GEMM of linear, linear_qkv or linear_swiglu for a q4gsw weight at
 // M > 4; product_routes places it after q4_gemv.
-runtime::Route q4_gemm_route(const std::string& op);
+runtime::Route q4_gemm_route();
 // "" when q4_gemm's options (quant_gemm, quant_gemm_split, quant_gemm_rows) are well formed, else
 // which is not: every q4gsw route declines then, so a malformed option is a build error.
 std::string q4_gemm_option_check(const runtime::NodeContext& ctx);
 // What q4_gemv needs of a node besides M <= 4 ("" or why not), and its executable part, which
 // the GEMM routes run whenever the current M is at most 4 (products.cpp).
 std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx);
-std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, const std::string& op);
+std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx);
 // embedding with a q4gsw table: q4_gather.
 std::vector<runtime::Route> embedding_routes();
 
@@ -50,7 +50,22 @@ const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::str
 // put/put2 (a column of row m into whichever of Out0..Out2 holds it: params.split0/split1, the
 // last output `total_columns` wide, an expression such as "params.n") and placed_nibbles.
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
-                                  std::vector<gpu::Binding> bindings, const std::string& total_columns = "params.n");
+                                  std::vector<gpu::Binding> bindings, const std::string& total_columns = "params.n",
+                                  std::vector<std::pair<std::string, double>> constants = {});
+
+// Where a product node's operands are: linear, linear_qkv and linear_swiglu take (x, weight,
+// [bias]); their add_rms_norm_ forms take (x, residual, norm_weight, weight, [bias]), use
+// rms_norm(x + residual) * norm_weight as the product's x and write x + residual as their last
+// output.
+struct Operands {
+  std::string product;  // linear, linear_qkv or linear_swiglu
+  bool norm = false;
+  size_t weight = 1;
+  bool bias = false;
+  size_t bias_input = 2;
+  size_t outputs = 1;  // the product's outputs (linear_qkv: 3)
+};
+Operands operands_of(const runtime::NodeContext& ctx);
 
 // A runtime option's value, or "".
 std::string option(const runtime::NodeContext& ctx, const char* name);

@@ -81,9 +81,24 @@ fn put2(m: u32, n: u32, v: vec2<f32>) {
 }  // namespace
 
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
-                                  std::vector<gpu::Binding> bindings, const std::string& total_columns) {
+                                  std::vector<gpu::Binding> bindings, const std::string& total_columns,
+                                  std::vector<std::pair<std::string, double>> constants) {
   return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
-                        std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + output_wgsl(total_columns));
+                        std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + output_wgsl(total_columns),
+                        std::move(constants));
+}
+
+Operands operands_of(const runtime::NodeContext& ctx) {
+  Operands o;
+  o.product = ctx.node().op;
+  constexpr std::string_view kNorm = "add_rms_norm_";
+  o.norm = o.product.starts_with(kNorm);
+  if (o.norm) o.product = o.product.substr(kNorm.size());
+  o.weight = o.norm ? 3 : 1;
+  o.bias_input = o.weight + 1;
+  o.bias = ctx.input_count() > o.bias_input;
+  o.outputs = ctx.output_count() - (o.norm ? 1 : 0);
+  return o;
 }
 
 std::string option(const runtime::NodeContext& ctx, const char* name) {

@@ -24,11 +24,18 @@ std::string guard(const NodeContext& ctx) {
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+  return add_rms_norm_dispatch(ctx, ctx.output(0).binding(), ctx.output(1).binding());
+}
+
+}  // namespace
+
+std::unique_ptr<runtime::NodeExec> add_rms_norm_dispatch(const NodeContext& ctx, gpu::BufferBinding out,
+                                                         gpu::BufferBinding sum) {
   const gpu::Kernel& kernel =
       family_kernel(ctx, variant_name(ctx),
                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
                      gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage});
-  const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
+  const uint32_t per_word = runtime::elements_per_word(ctx.input(0).storage);  // out and sum are x's
   const float eps = static_cast<float>(ctx.attr("eps").as_float());
   auto update = [per_word, eps](const NodeContext& c) {
     const std::vector<int64_t>& shape = c.input_shape(0);
@@ -44,12 +51,9 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   };
   return std::make_unique<DispatchExec>(
       ctx, kernel,
-      std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(),
-                                      ctx.output(0).binding(), ctx.output(1).binding()},
+      std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(), out, sum},
       kParamWords, update);
 }
-
-}  // namespace
 
 runtime::OpKernels add_rms_norm_kernels() { return {"add_rms_norm", {{"add_rms_norm", guard, build}}}; }
 

@@ -2,6 +2,7 @@
 // family's WGSL helpers prepended) and the ops' route tables.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,5 +26,12 @@ const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::str
 runtime::OpKernels rope_kernels();          // rope.cpp
 runtime::OpKernels swiglu_kernels();        // swiglu.cpp
 runtime::OpKernels add_rms_norm_kernels();  // add_rms_norm.cpp
+
+// add_rms_norm's dispatch for a node whose inputs 0..2 are x, residual and the norm weight
+// (add_rms_norm itself, and the quant family's add_rms_norm_ products, which normalize into
+// scratch this way wherever their product kernel has no prologue): the normalized x into `out`
+// and x + residual into `sum`, both of x's shape and dtype.
+std::unique_ptr<runtime::NodeExec> add_rms_norm_dispatch(const runtime::NodeContext& ctx, gpu::BufferBinding out,
+                                                         gpu::BufferBinding sum);
 
 }  // namespace wgx::ops::transformer

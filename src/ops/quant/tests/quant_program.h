@@ -9,7 +9,7 @@ namespace wgx::runtime::testing {
 
 using graph::GraphBuilder;
 
-// A linear, linear_qkv or linear_swiglu node.
+// A linear, linear_qkv or linear_swiglu node, or the add_rms_norm_ form of the last two.
 struct ProductSpec {
   std::string name;
   int64_t m = 1, n = 1, k = 1;  // m: rows of x (the max when symbolic)
@@ -22,6 +22,8 @@ struct ProductSpec {
   bool symbolic = false;  // M is a SymInt in [1, m]
   bool batched = false;   // x is [1, M, K] (leading dims flatten into M)
   bool swiglu = false;    // linear_swiglu: N / 2 outputs from interleaved gate/up rows
+  bool norm = false;      // add_rms_norm_<product>: x + residual (output "sum"), normalized, is the x
+  double eps = 1e-6;      // the norm's
 };
 
 // silu(gate) * up for every interleaved pair of `all`'s columns (m rows of n), in double. The
@@ -42,24 +44,38 @@ inline Reference swiglu_reference(const Reference& all, int64_t m, int64_t n) {
 class Products {
  public:
   void add(GraphBuilder& b, const ProductSpec& s) {
-    Node node{s, {}, {}, {}, 0, b.graph().nodes.size()};
+    Node node{s, {}, {}, {}, {}, {}, 0, b.graph().nodes.size()};
     node.w = s.group ? q4_weight(s.n, s.k, s.group, s.scale, seed_++)
                      : data_of(random_floats(static_cast<size_t>(s.n * s.k), seed_++, -1.f, 1.f), s.x);
     const graph::TensorType wt = s.group ? graph::TensorType{DType::q4gsw, {s.n, s.k}, {s.group, s.scale}}
                                          : graph::TensorType{s.x, {s.n, s.k}, {}};
     const graph::Dim m = s.symbolic ? graph::Dim(b.sym(s.name + ".m", 1, s.m)) : graph::Dim(s.m);
     const graph::Shape x = s.batched ? graph::Shape{1, m, s.k} : graph::Shape{m, s.k};
-    std::vector<graph::ValueId> in{b.input(s.name, s.x, x), b.constant(s.name + ".w", wt, node.w.bytes)};
+    std::vector<graph::ValueId> in{b.input(s.name, s.x, x)};
+    if (s.norm) {
+      // Norm weights in [0.5, 1.5]: a kernel that skipped them would be off by up to a half.
+      node.norm_w = data_of(random_floats(static_cast<size_t>(s.k), seed_++, 0.5f, 1.5f), s.x);
+      in.push_back(b.input(s.name + ".res", s.x, x));
+      in.push_back(b.constant(s.name + ".nw", s.x, {s.k}, node.norm_w.bytes));
+    }
+    in.push_back(b.constant(s.name + ".w", wt, node.w.bytes));
     if (s.bias) {
       node.bias = data_of(random_floats(static_cast<size_t>(s.n), seed_++, -1.f, 1.f), s.x);
       in.push_back(b.constant(s.name + ".b", s.x, {s.n}, node.bias.bytes));
     }
+    const std::string prefix = s.norm ? "add_rms_norm_" : "";
+    graph::Attrs attrs;
+    if (s.norm) attrs.insert_or_assign("eps", s.eps);
+    std::vector<graph::ValueId> outs;
     if (s.splits.empty()) {
-      b.output(s.name + ".y", b.op1(s.swiglu ? "linear_swiglu" : "linear", in));
+      outs = b.op(prefix + (s.swiglu ? "linear_swiglu" : "linear"), in, attrs);
+      b.output(s.name + ".y", outs[0]);
     } else {
-      const auto outs = b.op("linear_qkv", in, {{"splits", s.splits}});
+      attrs.insert_or_assign("splits", s.splits);
+      outs = b.op(prefix + "linear_qkv", in, attrs);
       for (size_t i = 0; i < 3; ++i) b.output(s.name + "." + kParts[i], outs[i]);
     }
+    if (s.norm) b.output(s.name + ".sum", outs.back());
     nodes_[s.name] = std::move(node);
   }
 
@@ -69,6 +85,28 @@ class Products {
     node.m = m;
     node.x = data_of(random_floats(static_cast<size_t>(m * node.spec.k), seed_++, -1.f, 1.f), node.spec.x);
     prog.set_input(name, node.x.bytes, lead(node.spec, m, node.spec.k));
+    if (node.spec.norm) {
+      node.res = data_of(random_floats(static_cast<size_t>(m * node.spec.k), seed_++, -1.f, 1.f), node.spec.x);
+      prog.set_input(name + ".res", node.res.bytes, lead(node.spec, m, node.spec.k));
+    }
+  }
+
+  // What an add_rms_norm_ node's product takes as x, and its sum output: x + residual in x's
+  // dtype, then sum / sqrt(mean(sum^2) + eps) * norm_weight per row, in double, rounded to x's
+  // dtype (as the two-dispatch path stores it; the one-row kernel keeps it in f32).
+  std::pair<std::vector<float>, std::vector<float>> normalized(const std::string& name) const {
+    const Node& node = nodes_.at(name);
+    const ProductSpec& s = node.spec;
+    std::vector<float> sum(node.x.values.size()), out(sum.size());
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] = node.x.values[i] + node.res.values[i];
+    sum = data_of(sum, s.x).values;
+    for (int64_t r = 0; r < node.m; ++r) {
+      double squares = 0;
+      for (int64_t j = 0; j < s.k; ++j) squares += double(sum[r * s.k + j]) * sum[r * s.k + j];
+      const double scale = 1 / std::sqrt(squares / static_cast<double>(s.k) + s.eps);
+      for (int64_t j = 0; j < s.k; ++j) out[r * s.k + j] = static_cast<float>(sum[r * s.k + j] * scale * node.norm_w.values[j]);
+    }
+    return {data_of(out, s.x).values, sum};
   }
 
   // After an execution: every output of node `name`, and its route.
@@ -76,7 +114,19 @@ class Products {
     SCOPED_TRACE(name + " M=" + std::to_string(nodes_.at(name).m));
     const Node& node = nodes_.at(name);
     const ProductSpec& s = node.spec;
-    Reference all = linear_dots(node.x.values, node.m, s.k, node.w.values, s.n, node.bias.values);
+    std::vector<float> x = node.x.values;
+    if (s.norm) {
+      const auto [normalized_x, sum] = normalized(name);
+      x = normalized_x;
+      const std::vector<float> got = prog.read_f32(s.name + ".sum");
+      EXPECT_EQ(prog.output_shape(s.name + ".sum"), lead(s, node.m, s.k));
+      if (s.x == DType::f16) {  // one f16 rounding of the f32 sum, either way
+        EXPECT_TRUE(within_dot_bound(got, sum, std::vector<double>(sum.size(), 0.0), 1, true)) << "sum";
+      } else {
+        EXPECT_EQ(got, sum) << "sum";  // one f32 addition: exact
+      }
+    }
+    Reference all = linear_dots(x, node.m, s.k, node.w.values, s.n, node.bias.values);
     const int64_t n = s.swiglu ? s.n / 2 : s.n;  // columns of the output
     if (s.swiglu) all = swiglu_reference(all, node.m, s.n);
     const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{n} : s.splits;
@@ -91,7 +141,7 @@ class Products {
       }
       const std::string out = s.name + "." + (s.splits.empty() ? "y" : kParts[part]);
       EXPECT_EQ(prog.output_shape(out), lead(s, node.m, widths[part])) << out;
-      EXPECT_TRUE(within_bound(prog.read_f32(out), want, s.k, s.x == DType::f16)) << out;
+      EXPECT_TRUE(within_bound(prog.read_f32(out), want, s.k + norm_terms(s), s.x == DType::f16)) << out;
       first += widths[part];
     }
     const RouteChoice& choice = prog.routes().at(node.index);
@@ -110,6 +160,12 @@ class Products {
   const Data& weight(const std::string& name) const { return nodes_.at(name).w; }
   const Data& bias(const std::string& name) const { return nodes_.at(name).bias; }
   const Data& x(const std::string& name) const { return nodes_.at(name).x; }
+  const Data& norm_weight(const std::string& name) const { return nodes_.at(name).norm_w; }
+
+  // The error the normalized x adds to the product's bound, as terms of an f32 sum (gamma_n is
+  // about n 2^-24 relative to the magnitude): f32, the K squares summed, inverseSqrt and two
+  // products (K + 8); f16, one rounding of the normalized x either way (2^-10: 2^14 terms).
+  static int64_t norm_terms(const ProductSpec& s) { return !s.norm ? 0 : s.x == DType::f16 ? 16384 : s.k + 8; }
 
  private:
   static constexpr const char* kParts[3] = {"q", "k", "v"};
@@ -118,7 +174,7 @@ class Products {
   }
   struct Node {
     ProductSpec spec;
-    Data w, bias, x;
+    Data w, bias, x, res, norm_w;
     int64_t m;
     size_t index;  // in Program::routes()
   };
@@ -248,6 +304,15 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"sw_m137", 137, 262, 128, 128, f16, f32, true, {}, "q4_gemm", false, false, true},     // 64-row tiles x 3
       {"sw_d3", 3, 20, 37, 0, f32, f32, true, {}, "gemv", false, false, true},
       {"sw_d37_x16", 37, 26, 40, 0, f32, f16, false, {}, "tiled", false, false, true},
+      // add_rms_norm_linear_qkv / _swiglu: q4_gemv normalizes in its prologue at one row of f32 x
+      // (one dispatch); elsewhere add_rms_norm's kernel runs first (f16 x, M > 1, other kernels)
+      {"n_qkv_g1", 1, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true, 0.5},
+      {"n_sw_g1_k2048", 1, 38, 2048, 64, f16, f32, false, {}, "q4_gemv", false, false, true, true},
+      {"n_sw_sym", 37, 46, 128, 64, f32, f32, true, {}, "q4_gemm", true, true, true, true},
+      {"n_qkv_g3_x16", 3, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_gemv", false, false, false, true},
+      {"n_qkv_t37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_gemm", false, false, false, true},
+      {"n_qkv_d3", 3, 23, 37, 0, f32, f32, true, {11, 5, 7}, "gemv", false, false, false, true},
+      {"n_qkv_d37_x16", 37, 41, 113, 0, f32, f16, false, {11, 13, 17}, "tiled", false, false, false, true},
   };
   return specs;
 }

@@ -3,7 +3,8 @@
 // both ways (and the one-row and four-row kernels, by the specs' M) give results within the
 // bound, and a bad value is a build error that names the
 // option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
-// forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32.
+// forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32. And the one-row
+// kernel's x staging (quant_gemv_stage) and add_rms_norm prologue (quant_gemv_norm).
 #include <array>
 
 #include "quant_program.h"
@@ -46,6 +47,7 @@ TEST(QuantOptions, BothReductionsMatch) {
         {"qkv", 2, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
         {"sw", 1, 44, 128, 32, f32, f16, true, {}, "q4_gemv", false, false, true},
         {"sw_odd", 3, 38, 64, 32, f16, f32, false, {}, "q4_gemv", false, false, true},
+        {"n_sw", 1, 44, 128, 32, f32, f32, true, {}, "q4_gemv", false, false, true, true},  // the prologue
     };
     for (const auto& s : specs) p.add(b, s);
     Program prog(testing::shared_context(), b.build(), b.weights(),
@@ -53,6 +55,56 @@ TEST(QuantOptions, BothReductionsMatch) {
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
+  }
+}
+
+TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
+  // quant_gemv_norm (on by default) runs an add_rms_norm_ product at one row of f32 x in one
+  // dispatch, off in two (add_rms_norm's kernel, then the product); quant_gemv_stage on stages x
+  // in workgroup memory for the plain products too. Same results within the bound every way; the
+  // dispatch count shows which path ran.
+  const DType f32 = DType::f32;
+  // quant_gemv_stage_wgs = 1 makes one workgroup stage x and take every column tile (4 each
+  // here: a lane group of 64 or 32 lanes, 16 or 32 columns per workgroup).
+  using Case = std::array<const char*, 3>;  // norm, stage, stage_wgs
+  for (const Case& c : {Case{"on", "on", "256"}, Case{"on", "off", "256"}, Case{"off", "on", "256"},
+                        Case{"off", "off", "256"}, Case{"on", "on", "1"}}) {
+    const char *norm = c[0], *stage = c[1];
+    {
+      SCOPED_TRACE(std::string("norm ") + norm + ", stage " + stage + ", workgroups " + c[2]);
+      graph::GraphBuilder b;
+      Products p;
+      const std::vector<testing::ProductSpec> specs{
+          {"n_qkv", 1, 61, 2048, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
+          {"n_sw", 1, 44, 96, 32, DType::f16, f32, false, {}, "q4_gemv", false, false, true, true},
+          {"plain", 1, 113, 1024, 64, f32, f32, true, {}, "q4_gemv"},
+      };
+      for (const auto& s : specs) p.add(b, s);
+      Program prog(testing::shared_context(), b.build(), b.weights(),
+                   {{"quant_gemv_norm", norm}, {"quant_gemv_stage", stage}, {"quant_gemv_stage_wgs", c[2]}});
+      for (const auto& s : specs) p.set(prog, s.name, s.m);
+      prog.execute();
+      for (const auto& s : specs) p.verify(prog, s.name);
+      EXPECT_EQ(prog.dispatches_per_execute(), std::string(norm) == "on" ? 3u : 5u);
+    }
+  }
+}
+
+TEST(QuantOptions, BadStageOrNormOptionIsABuildError) {
+  using Case = std::array<const char*, 3>;  // option, value, message
+  for (const Case& c : {Case{"quant_gemv_stage", "maybe", "the quant_gemv_stage option is 'maybe', not on or off"},
+                        Case{"quant_gemv_norm", "maybe", "the quant_gemv_norm option is 'maybe', not on or off"},
+                        Case{"quant_gemv_stage_wgs", "0", "the quant_gemv_stage_wgs option is '0', not a count"},
+                        Case{"quant_gemv_stage_wgs", "x", "the quant_gemv_stage_wgs option is 'x', not a count"}}) {
+    graph::GraphBuilder b;
+    Products p;
+    p.add(b, {"a", 1, 32, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemv"});
+    try {
+      Program prog(testing::shared_context(), b.build(), b.weights(), {{c[0], c[1]}});
+      ADD_FAILURE() << "built with " << c[0] << "=" << c[1];
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(c[2]), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -1,8 +1,10 @@
-// linear with q4gsw weights and linear_qkv (q4gsw, f32, f16) on the GPU against a double
-// reference computed from the host-dequantized weights (and the f16-rounded inputs), held to
-// quant_test_util.h's bound; the route each node takes and why the others declined; one dispatch
-// per node (plus q4_gemm's reduce pass where it splits K or packs odd f16 widths, and the pack
-// and swiglu passes of the other routes); and M symbolic across executions.
+// linear with q4gsw weights, linear_qkv and linear_swiglu (q4gsw, f32, f16) and their
+// add_rms_norm_ forms on the GPU against a double reference computed from the host-dequantized
+// weights (and the f16-rounded inputs), held to quant_test_util.h's bound; the route each node
+// takes and why the others declined; one dispatch per node (plus q4_gemm's reduce pass where it
+// splits K or packs odd f16 widths, the pack and swiglu passes of the other routes, and the
+// norm's own dispatch wherever q4_gemv's prologue does not take it); and M symbolic across
+// executions.
 #include <algorithm>
 
 #include "quant_program.h"
@@ -18,18 +20,22 @@ TEST(QuantProducts, EveryNodeMatchesTheDequantizedReference) {
   s.prog->execute();
   for (const std::string& name : s.products.names()) s.products.verify(*s.prog, name);
   // One dispatch per node; q4_gemm nodes add the reduce pass unless K = 32 (one slice: no split)
-  // and the output is f32 or of even widths; of the other nodes, the two f16 nodes with an odd
-  // output width add a pack pass each, and the three linear_swiglu nodes whose kernel writes f32
+  // and the output is f32 or of even widths; of the other nodes, the three f16 nodes with an odd
+  // output width (g3_x16, qkv_d37_x16, n_qkv_d37_x16) add a pack pass each, and the three linear_swiglu nodes whose kernel writes f32
   // scratch add the swiglu pass.
-  size_t reduced = 0;
+  // The add_rms_norm_ nodes add add_rms_norm's dispatch, except at one row of f32 x into q4_gemv
+  // (the prologue): n_qkv_g1 and n_sw_g1_k2048 run one dispatch each.
+  size_t reduced = 0, normalized = 0;
   for (const testing::ProductSpec& p : testing::product_specs()) {
     const std::vector<int64_t> widths = p.splits.empty() ? std::vector<int64_t>{p.swiglu ? p.n / 2 : p.n} : p.splits;
     const bool odd_f16 =
         p.x == graph::DType::f16 && std::any_of(widths.begin(), widths.end(), [](int64_t w) { return w % 2 != 0; });
     if (std::string(p.route) == "q4_gemm" && (p.k > 32 || odd_f16)) ++reduced;
+    if (p.norm && !(p.m == 1 && p.x == graph::DType::f32 && p.group != 0)) ++normalized;
   }
+  EXPECT_EQ(normalized, 5u);
   EXPECT_EQ(s.prog->dispatches_per_execute(),
-            testing::product_specs().size() + testing::embedding_specs().size() + reduced + 2 + 3);
+            testing::product_specs().size() + testing::embedding_specs().size() + reduced + normalized + 3 + 3);
 }
 
 TEST(QuantProducts, RoutesDeclineForTheirGuards) {
@@ -49,7 +55,7 @@ TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
   // (the one that pads M less, 128 on a tie): 128 rows at M = 256, 200 and 65, 64 at 300, 131
   // and 64.
   testing::Shared& s = shared();
-  const std::vector<const char*> names{"sym", "sym_x16", "sw_sym", "sym_big"};
+  const std::vector<const char*> names{"sym", "sym_x16", "sw_sym", "sym_big", "n_sw_sym"};
   for (int64_t m : {1, 37, 1, 5, 4, 2, 300, 131, 3, 256, 64, 65, 200, 1}) {
     for (const char* name : names) s.products.set(*s.prog, name, std::min<int64_t>(m, s.products.spec(name).m));
     s.prog->execute();
@@ -92,6 +98,40 @@ TEST(QuantProducts, BoundRejectsAnOffByOneDecoding) {
     const auto want =
         testing::linear_dots(s.products.x(name).values, p.m, p.k, wrong, p.n, s.products.bias(name).values);
     EXPECT_FALSE(testing::within_bound(s.prog->read_f32(std::string(name) + ".y"), want, p.k, false));
+  }
+}
+
+TEST(QuantProducts, NormBoundRejectsAMissingNormOrNormWeight) {
+  // Negative control for the add_rms_norm_ nodes: the product of x + residual unnormalized, or
+  // normalized without the norm weight, is outside the bound of the correct output (the fused
+  // one-row kernel and the GEMM path).
+  testing::Shared& s = shared();
+  for (const char* name : {"n_qkv_g1", "n_sw_sym"}) {
+    SCOPED_TRACE(name);
+    const testing::ProductSpec& p = s.products.spec(name);
+    s.products.set(*s.prog, name, p.m);
+    s.prog->execute();
+    s.products.verify(*s.prog, name);
+    const auto [normalized, sum] = s.products.normalized(name);
+    std::vector<float> no_weight = normalized;
+    const std::vector<float>& nw = s.products.norm_weight(name).values;
+    for (size_t i = 0; i < no_weight.size(); ++i) no_weight[i] /= nw[i % static_cast<size_t>(p.k)];
+    for (const std::vector<float>* x : std::initializer_list<const std::vector<float>*>{&sum, &no_weight}) {
+      testing::Reference want = testing::linear_dots(*x, p.m, p.k, s.products.weight(name).values, p.n,
+                                                     s.products.bias(name).values);
+      if (p.swiglu) want = testing::swiglu_reference(want, p.m, p.n);
+      const int64_t width = p.splits.empty() ? (p.swiglu ? p.n / 2 : p.n) : p.splits[0];
+      testing::Reference first;  // output 0's columns
+      const int64_t n = p.swiglu ? p.n / 2 : p.n;
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < width; ++j) {
+          first.values.push_back(want.values[i * n + j]);
+          first.magnitude.push_back(want.magnitude[i * n + j]);
+        }
+      }
+      const std::string out = std::string(name) + (p.splits.empty() ? ".y" : ".q");
+      EXPECT_FALSE(testing::within_bound(s.prog->read_f32(out), first, p.k + testing::Products::norm_terms(p), false));
+    }
   }
 }
 
