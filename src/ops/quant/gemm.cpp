@@ -232,17 +232,11 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   Options o;
   options_of(ctx, o);  // the guard checked them
   auto exec = std::make_unique<GemmExec>(f, o);
-  exec->gemv = q4_gemv_exec(ctx);
   const Operands ops = operands_of(ctx);
   const gpu::BufferBinding bias = f.bias ? ctx.input(ops.bias_input).binding() : exec->own(ctx, 4, "no bias");
   std::array<gpu::BufferBinding, 3> outs;
   for (size_t i = 0; i < 3; ++i) {
     outs[i] = i < ops.outputs ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
-  }
-  gpu::BufferBinding x = ctx.input(0).binding();
-  if (ops.norm) {
-    x = exec->scratch(ctx, ceil_div((f.f16 ? 2 : 4) * max_rows(ctx) * f.k, 4) * 4);
-    exec->norm = transformer::add_rms_norm_dispatch(ctx, x, ctx.output(ops.outputs).binding());
   }
   // The plans of every M the GEMM may run at, and the largest partials they write: splits x M x N
   // floats, under (256 + tiles) x BM x 128 (16 to 18 MiB at Llama-3.2-1B's shapes).
@@ -253,9 +247,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     used.insert({p.rows, p.partial});
     if (p.partial) partial_bytes = std::max(partial_bytes, 4 * p.splits * m * f.n);
   }
-  const gpu::BufferBinding w = ctx.input(ops.weight).binding();
-  // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
-  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  // The partials take the node's first scratch slot, as in every other GEMM node (slots are
+  // shared by index); an add_rms_norm_ node's normalized x, the gemv path's, the next.
   gpu::BufferBinding partials{};
   std::array<gpu::BufferBinding, 2> spare{};
   if (partial_bytes > 0) {
@@ -263,6 +256,12 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     spare = {exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")};
     exec->reduce = reduce_dispatch(ctx, f, o, {partials, bias, outs[0], outs[1], outs[2]});
   }
+  gpu::BufferBinding x = ctx.input(0).binding();
+  exec->gemv = q4_gemv_exec(ctx, &x);
+  if (ops.norm) exec->norm = transformer::add_rms_norm_dispatch(ctx, x, ctx.output(ops.outputs).binding());
+  const gpu::BufferBinding w = ctx.input(ops.weight).binding();
+  // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
+  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
   for (const auto& key : used) {
     const auto [rows, partial] = key;
     const std::vector<gpu::BufferBinding> buffers =

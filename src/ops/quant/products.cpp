@@ -365,7 +365,8 @@ std::unique_ptr<DispatchExec> swiglu_pass(const NodeContext& ctx, gpu::BufferBin
   return std::make_unique<DispatchExec>(ctx, kernel, std::vector<gpu::BufferBinding>{scratch, out}, 4, update);
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel kernel) {
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel kernel,
+                                         gpu::BufferBinding* x_out = nullptr) {
   const Facts f = facts_of(ctx, op);
   auto exec = std::make_unique<Exec>();
   const gpu::BufferBinding bias = f.bias ? ctx.input(f.ops.bias_input).binding() : exec->own(ctx, 4, "no bias");
@@ -380,6 +381,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Op op, Kernel k
     x = exec->scratch(ctx, ceil_div((f.f16 ? 2 : 4) * max_rows(ctx) * f.k, 4) * 4);
     exec->norm = transformer::add_rms_norm_dispatch(ctx, x, ctx.output(f.ops.outputs).binding());
   }
+  if (x_out) *x_out = x;
   const Kernel small = f.q4 ? Kernel::Q4Gemv : Kernel::DenseGemv;
   const bool gemv_fallback = !is_gemv(kernel) && check_limits(ctx, info(small).buffers, info(small).storage).empty();
   std::array<gpu::BufferBinding, 3> scratch = outs;
@@ -435,8 +437,8 @@ std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx) {
   return check_limits(ctx, info(Kernel::Q4Gemv).buffers, info(Kernel::Q4Gemv).storage);
 }
 
-std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx) {
-  return build(ctx, op_of(operands_of(ctx).product), Kernel::Q4Gemv);
+std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, gpu::BufferBinding* x) {
+  return build(ctx, op_of(operands_of(ctx).product), Kernel::Q4Gemv, x);
 }
 
 std::vector<runtime::Route> product_routes(const std::string& op_name) {

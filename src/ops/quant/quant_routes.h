@@ -22,9 +22,11 @@ runtime::Route q4_gemm_route();
 // which is not: every q4gsw route declines then, so a malformed option is a build error.
 std::string q4_gemm_option_check(const runtime::NodeContext& ctx);
 // What q4_gemv needs of a node besides M <= 4 ("" or why not), and its executable part, which
-// the GEMM routes run whenever the current M is at most 4 (products.cpp).
+// the GEMM routes run whenever the current M is at most 4 (products.cpp). `x` is set to where the
+// product's x lies: the node's input, or for an add_rms_norm_ node the scratch the normalized x
+// is written to, which the GEMM path (never run in the same step) can share.
 std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx);
-std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx);
+std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, gpu::BufferBinding* x);
 // embedding with a q4gsw table: q4_gather.
 std::vector<runtime::Route> embedding_routes();
 
