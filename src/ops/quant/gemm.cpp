@@ -87,14 +87,7 @@ std::string options_of(const NodeContext& ctx, Options& o) {
   const std::string on = option(ctx, "quant_gemm");
   if (!on.empty() && on != "on" && on != "off") return "the quant_gemm option is '" + on + "', not on or off";
   o.off = on == "off";
-  const std::string split = option(ctx, "quant_gemm_split");
-  if (!split.empty()) {
-    const bool digits = split.size() <= 6 && std::all_of(split.begin(), split.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits || std::stoul(split) == 0) {
-      return "the quant_gemm_split option is '" + split + "', not a count from 1 to 999999";
-    }
-    o.split = std::stoul(split);
-  }
+  if (auto why = count_option(ctx, "quant_gemm_split", 6, o.split); !why.empty()) return why;
   const std::string rows = option(ctx, "quant_gemm_rows");
   if (!rows.empty()) {
     if (rows != "64" && rows != "128") return "the quant_gemm_rows option is '" + rows + "', not 64 or 128";

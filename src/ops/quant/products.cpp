@@ -173,10 +173,8 @@ std::string check_tpc_option(const NodeContext& ctx) {
     const std::string v = option(ctx, name);
     if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
-  if (const std::string v = option(ctx, "quant_gemv_stage_wgs"); !v.empty()) {
-    const bool digits = v.size() <= 5 && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-    if (!digits || std::stoul(v) == 0) return "the quant_gemv_stage_wgs option is '" + v + "', not a count from 1 to 99999";
-  }
+  uint64_t wgs = 0;
+  if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;
   const std::string reduce = option(ctx, "quant_gemv_reduce");
   if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
     return "the quant_gemv_reduce option is '" + reduce + "', not sg or wg";
@@ -226,8 +224,9 @@ uint64_t stage_storage(const Facts& f, Stage stage) {
 }
 
 uint64_t stage_workgroups(const NodeContext& ctx) {
-  const std::string o = option(ctx, "quant_gemv_stage_wgs");
-  return o.empty() ? kStageWorkgroups : std::stoull(o);
+  uint64_t wgs = 0;
+  count_option(ctx, "quant_gemv_stage_wgs", 5, wgs);  // the guard checked it
+  return wgs ? wgs : kStageWorkgroups;
 }
 
 // The stage of q4_gemv's one-row variant for this node: the prologue for an add_rms_norm_

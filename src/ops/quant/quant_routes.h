@@ -71,5 +71,8 @@ Operands operands_of(const runtime::NodeContext& ctx);
 
 // A runtime option's value, or "".
 std::string option(const runtime::NodeContext& ctx, const char* name);
+// A count option (1 to `digits` nines) into `value` (left as is when absent): "" or why it is
+// malformed.
+std::string count_option(const runtime::NodeContext& ctx, const char* name, size_t digits, uint64_t& value);
 
 }  // namespace wgx::ops::quant

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <bit>
 
 #include "ops/quant/quant_routes.h"
@@ -104,6 +105,17 @@ Operands operands_of(const runtime::NodeContext& ctx) {
 std::string option(const runtime::NodeContext& ctx, const char* name) {
   const auto it = ctx.options().find(name);
   return it == ctx.options().end() ? std::string() : it->second;
+}
+
+std::string count_option(const runtime::NodeContext& ctx, const char* name, size_t digits, uint64_t& value) {
+  const std::string v = option(ctx, name);
+  if (v.empty()) return "";
+  const bool decimal = v.size() <= digits && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!decimal || std::stoull(v) == 0) {
+    return "the " + std::string(name) + " option is '" + v + "', not a count from 1 to " + std::string(digits, '9');
+  }
+  value = std::stoull(v);
+  return "";
 }
 
 }  // namespace wgx::ops::quant
