@@ -25,11 +25,12 @@ using runtime::DispatchExec;
 using runtime::NodeContext;
 
 // sdpa_flash.wgsl
-constexpr uint32_t kWorkgroupSize = 64;
+constexpr uint32_t kWorkgroupSize = 256;
 constexpr uint32_t kMaxGroup = 16;      // MAX_G
 constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
 constexpr uint32_t kRowsPerTile = 64;   // T
-constexpr uint64_t kWorkgroupBytes = 4 * (2 * kMaxGroupDim + kMaxGroup * kRowsPerTile + 3 * kMaxGroup);
+// q_s, part_s and p_s, mx_s (8 per head), m_s and alpha_s.
+constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + 2 * kMaxGroup * kRowsPerTile + 10 * kMaxGroup);
 constexpr uint64_t kCombineWorkgroupSize = 256;  // sdpa_combine.wgsl
 constexpr size_t kParamWords = 12;
 

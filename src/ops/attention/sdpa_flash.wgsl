@@ -7,6 +7,26 @@
 // workgroup writes the output acc / l itself with the combine pass's write_out2 (the family's
 // prelude), which is what that pass makes of one chunk (its weight exp(m - m) is 1); Stats and Acc
 // are left alone and no pass 2 runs.
+//
+// A chunk is a few tiles of T rows at long context (128 rows at 4,000 with 32 chunks), and a
+// decode step has only batch * kv heads * chunks workgroups, so the time is one workgroup's latency
+// per tile: every phase of a tile spreads over all WG invocations, with several independent loads
+// in flight per invocation, and no phase loops over the tile's rows on a few invocations.
+//   A (scores): S invocations per cache row (S = 4, 2, 1 for groups up to 4, 8, 16), each over
+//     every S-th pair of the row, so the S read adjacent words (coalesced) and one K load serves up
+//     to 4 heads (register accumulators); the S partial dot products of (head, row) go to part_s.
+//   B1 (scores, tile max): 8 invocations per head, 8 rows each, add up the partials into p_s
+//     (vec4 at a time) and take the max of their 8 rows (mx_s).
+//   B2 (softmax): one invocation per (head, row) of the tile, each with its own running m and l in
+//     registers: m_new = max(m, max of the head's 8 partial maxes), p = exp(score - m_new) in
+//     p_s, l = l * alpha + p with alpha = exp(m - m_new). A head's l is the sum of its rows' l,
+//     added once at the end (the same rescaling applies to every term, so the sum is the usual l).
+//   C (p * v): one invocation per unit (a pair of v elements for two heads: one v load serves
+//     both) and row group: the units * R invocations (R = WG / units) each take every R-th block
+//     of 4 rows, two blocks (eight loads) at a time, rescaling by alpha first; the R partial
+//     accumulators stay in registers across tiles and are added once at the end.
+// Three barriers per tile (after A, B1, B2); phase C needs none after it: the next tile's A
+// writes only part_s, which C does not read, and its B1 (which writes p_s) waits for A's barrier.
 struct Params {
   batch: u32,
   hq: u32,
@@ -31,24 +51,121 @@ struct Params {
 
 const OUT_F16: bool = {{out_f16}};  // Out holds packed f16 (else f32)
 
-const WG: u32 = 64u;
+const WG: u32 = 256u;
 const T: u32 = 64u;  // cache rows scored together
 const MAX_G: u32 = 16u;
 const MAX_GD: u32 = 1024u;
 const NEG: f32 = -1.0e30;  // a masked score: exp(NEG - m) is 0 for any finite m
 
-var<workgroup> q_s: array<vec2<f32>, MAX_GD / 2u>;    // the group's queries, scaled
-var<workgroup> acc_s: array<vec2<f32>, MAX_GD / 2u>;  // their accumulators
-var<workgroup> p_s: array<f32, MAX_G * T>;            // scores, then probabilities
+// Workgroup arrays of f32 are held as vec4 so a phase that reads a run of them issues a quarter of
+// the loads; element e of a flat index is [e >> 2][e & 3].
+var<workgroup> q_s: array<vec2<f32>, MAX_GD / 2u>;  // the group's queries, scaled; at the end the
+                                                    // R partial accumulators
+var<workgroup> part_s: array<vec4<f32>, MAX_G * T / 4u>;  // partial dot products, flat
+                                                         // [S][head][row]; at the end each row's l
+var<workgroup> p_s: array<vec4<f32>, MAX_G * T / 4u>;     // [head][row]: scores, then probabilities
+var<workgroup> mx_s: array<vec4<f32>, MAX_G * 2u>;        // [head][8]: max of 8 rows' scores
 var<workgroup> m_s: array<f32, MAX_G>;
-var<workgroup> l_s: array<f32, MAX_G>;
-var<workgroup> alpha_s: array<f32, MAX_G>;            // rescale of the accumulators this tile
+var<workgroup> alpha_s: array<f32, MAX_G>;                // rescale of the accumulators this tile
 
 fn load_q2(i: u32) -> vec2<f32> { return {{load_q2}}; }
 fn load_k2(i: u32) -> vec2<f32> { return {{load_k2}}; }
 fn load_v2(i: u32) -> vec2<f32> { return {{load_v2}}; }
 
-@compute @workgroup_size(64)
+// One head's share of four k pairs: q is its query's pair index for the first, the others follow
+// every S pairs.
+fn qk4(q: u32, S: u32, k0: vec2<f32>, k1: vec2<f32>, k2: vec2<f32>, k3: vec2<f32>) -> f32 {
+  return (dot(q_s[q], k0) + dot(q_s[q + S], k1)) + (dot(q_s[q + 2u * S], k2) + dot(q_s[q + 3u * S], k3));
+}
+
+// Partial dot products of the k row at element `kr` with the queries of heads g0 .. g0 + nh - 1
+// (1 <= nh <= 4, component u for head g0 + u) over the pairs s, s + S, s + 2S, ... < half. Each k
+// load serves all nh heads; four loads are issued before their products (independent, in flight
+// together).
+fn partial_dots(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f32> {
+  var d = vec4<f32>(0.0);
+  let q0 = g0 * half;
+  var p = s;
+  for (; p + 3u * S < half; p += 4u * S) {
+    let k0 = load_k2(kr + 2u * p);
+    let k1 = load_k2(kr + 2u * (p + S));
+    let k2 = load_k2(kr + 2u * (p + 2u * S));
+    let k3 = load_k2(kr + 2u * (p + 3u * S));
+    d.x += qk4(q0 + p, S, k0, k1, k2, k3);
+    if (nh > 1u) { d.y += qk4(q0 + half + p, S, k0, k1, k2, k3); }
+    if (nh > 2u) { d.z += qk4(q0 + 2u * half + p, S, k0, k1, k2, k3); }
+    if (nh > 3u) { d.w += qk4(q0 + 3u * half + p, S, k0, k1, k2, k3); }
+  }
+  for (; p < half; p += S) {
+    let k = load_k2(kr + 2u * p);
+    d.x += dot(q_s[q0 + p], k);
+    if (nh > 1u) { d.y += dot(q_s[q0 + half + p], k); }
+    if (nh > 2u) { d.z += dot(q_s[q0 + 2u * half + p], k); }
+    if (nh > 3u) { d.w += dot(q_s[q0 + 3u * half + p], k); }
+  }
+  return d;
+}
+
+fn set_part(e: u32, x: f32) { part_s[e >> 2u][e & 3u] = x; }
+
+fn sum4(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
+fn max4(v: vec4<f32>) -> f32 { return max(max(v.x, v.y), max(v.z, v.w)); }
+
+// p . v over four rows for two heads (p of head a in pa, of head b in pb): the v pair at element
+// `o` of the first row, weighted by each; (head a's pair, head b's pair).
+fn rows4(pa: vec4<f32>, pb: vec4<f32>, o: u32, dim: u32) -> vec4<f32> {
+  let v0 = load_v2(o);
+  let v1 = load_v2(o + dim);
+  let v2 = load_v2(o + 2u * dim);
+  let v3 = load_v2(o + 3u * dim);
+  return (vec4<f32>(pa.x * v0, pb.x * v0) + vec4<f32>(pa.y * v1, pb.y * v1)) +
+         (vec4<f32>(pa.z * v2, pb.z * v2) + vec4<f32>(pa.w * v3, pb.w * v3));
+}
+
+// Phase C for one unit u: pair u % half of heads g = 2 * (u / half) and g + 1 (the accumulators'
+// xy and zw; with an odd group the last unit has no head g + 1 and its zw is never stored), over
+// the tile's rows in row group rg of R: blocks of 4 rows b = rg, rg + R, ..., the last, partial
+// block by the group whose turn it is. The accumulators are rescaled by their heads' alpha first.
+// vb: the element offset of the tile's first row in V.
+fn v_rows(a_in: vec4<f32>, u: u32, G: u32, half: u32, dim: u32, vb: u32, rows: u32, rg: u32, R: u32) -> vec4<f32> {
+  let g = 2u * (u / half);
+  let g1 = min(g + 1u, G - 1u);  // in range (its p_s read) when there is no head g + 1
+  let pa = g * (T / 4u);         // the heads' first blocks in p_s
+  let pb = g1 * (T / 4u);
+  let o = vb + 2u * (u % half);
+  let full = rows / 4u;
+  var a = a_in * vec4<f32>(vec2<f32>(alpha_s[g]), vec2<f32>(alpha_s[g1]));
+  var b = rg;
+  for (; b + R < full; b += 2u * R) {  // two blocks: eight loads in flight
+    a += rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim) +
+         rows4(p_s[pa + b + R], p_s[pb + b + R], o + 4u * (b + R) * dim, dim);
+  }
+  if (b < full) { a += rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim); }
+  if (4u * full < rows && full % R == rg) {
+    for (var t = 4u * full; t < rows; t++) {
+      let v = load_v2(o + t * dim);
+      a += vec4<f32>(p_s[pa + full][t & 3u] * v, p_s[pb + full][t & 3u] * v);
+    }
+  }
+  return a;
+}
+
+// Stores unit u's accumulators as row group rg's partials in q_s ([group][pair], pair g * half + p).
+fn put_acc(a: vec4<f32>, u: u32, G: u32, half: u32, pairs: u32, rg: u32) {
+  let g = 2u * (u / half);
+  let i = rg * pairs + g * half + u % half;
+  q_s[i] = a.xy;
+  if (g + 1u < G) { q_s[i + half] = a.zw; }
+}
+
+// A head's l: the sum of its rows' (in part_s at the end).
+fn l_sum(g: u32) -> f32 {
+  var l = vec4<f32>(0.0);
+  for (var b = 0u; b < T / 4u; b++) { l += part_s[g * (T / 4u) + b]; }
+  return sum4(l);
+}
+
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let wg = wgx_workgroup_index(wid, nwg);
@@ -56,73 +173,125 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c = wg % params.chunks;
   let bkv = wg / params.chunks;  // b * hkv + kv head
   let G = params.group;
-  let half = params.dim / 2u;
+  let dim = params.dim;
+  let half = dim / 2u;
   let pairs = G * half;
+  let items = G * T;  // (head, row) of a tile: at most 4 per invocation
   let start = c * params.chunk;
   let end = min(start + params.chunk, params.pos + 1u);
-  let kb = bkv * params.max_seq * params.dim;
+  let kb = bkv * params.max_seq * dim;
   // q is [B, 1, Hq, D]: the group's heads are G * D consecutive elements.
-  let qb = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * params.dim;
+  let qb = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * dim;
 
-  for (var i = lid; i < pairs; i += WG) {
-    q_s[i] = load_q2(qb + 2u * i) * params.scale;
-    acc_s[i] = vec2<f32>(0.0);
-  }
-  for (var g = lid; g < G; g += WG) {
-    m_s[g] = NEG;
-    l_s[g] = 0.0;
-  }
+  // Phase A's roles: S invocations per row (S * G <= 16, so the partials fit part_s), S * T per
+  // block of hb <= 4 heads, 4 / S blocks.
+  let S = select(select(1u, 2u, G <= 8u), 4u, G <= 4u);
+  let blocks = 4u / S;
+  let hb = (G + blocks - 1u) / blocks;
+  let a_s = lid % S;
+  let a_t = (lid / S) % T;
+  let a_g0 = (lid / (S * T)) * hb;
+  let a_nh = min(hb, G - min(G, a_g0));  // 0: no head left for this block
+  // Phase C's roles: unit c_u0 (and c_u1 when there are more units than invocations: an odd
+  // group with wide heads) in row group c_rg of R. A unit is a pair of v elements for two heads, so
+  // one v load serves both, and R is twice what one head per invocation would allow. R * pairs <=
+  // 2 * WG, so the R partial accumulators fit q_s.
+  let units = ((G + 1u) / 2u) * half;
+  let R = max(1u, WG / units);
+  let c_u0 = lid % units;
+  let c_u1 = c_u0 + WG;
+  let c_rg = lid / units;
+
+  for (var i = lid; i < pairs; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
+  var m_r = vec4<f32>(NEG);   // running max of item slot k (all of a head's slots agree)
+  var l_r = vec4<f32>(0.0);   // running sum of exp(score - m) of the slot's row
+  var a0 = vec4<f32>(0.0);    // accumulators of units c_u0 and c_u1 over row group c_rg
+  var a1 = vec4<f32>(0.0);
   workgroupBarrier();
 
   for (var j0 = start; j0 < end; j0 += T) {
-    for (var i = lid; i < G * T; i += WG) {
-      let g = i / T;
-      let j = j0 + i % T;
-      var sc = NEG;
-      if (j < end) {
-        var dot_acc = 0.0;
-        for (var p = 0u; p < half; p++) { dot_acc += dot(q_s[g * half + p], load_k2(kb + j * params.dim + 2u * p)); }
-        sc = dot_acc;
-      }
-      p_s[i] = sc;
-    }
-    workgroupBarrier();
-    for (var g = lid; g < G; g += WG) {
-      var tile_max = NEG;
-      for (var t = 0u; t < T; t++) { tile_max = max(tile_max, p_s[g * T + t]); }
-      let m_new = max(m_s[g], tile_max);
-      let alpha = exp(m_s[g] - m_new);
-      var sum = 0.0;
-      for (var t = 0u; t < T; t++) {
-        let p = exp(p_s[g * T + t] - m_new);
-        p_s[g * T + t] = p;
-        sum += p;
-      }
-      l_s[g] = l_s[g] * alpha + sum;
-      m_s[g] = m_new;
-      alpha_s[g] = alpha;
-    }
-    workgroupBarrier();
     let rows = min(T, end - j0);
-    for (var i = lid; i < pairs; i += WG) {
-      let g = i / half;
-      let p = i % half;
-      var a = acc_s[i] * alpha_s[g];
-      for (var t = 0u; t < rows; t++) { a += p_s[g * T + t] * load_v2(kb + (j0 + t) * params.dim + 2u * p); }
-      acc_s[i] = a;
+    // A: partial dot products; a row past the tile's scores NEG (partial NEG from s = 0, 0 from
+    // the others).
+    if (a_nh > 0u) {
+      var d = vec4<f32>(select(0.0, NEG, a_s == 0u));
+      if (a_t < rows) { d = partial_dots(kb + (j0 + a_t) * dim, a_s, S, half, a_g0, a_nh); }
+      let e = (a_s * G + a_g0) * T + a_t;
+      set_part(e, d.x);
+      if (a_nh > 1u) { set_part(e + T, d.y); }
+      if (a_nh > 2u) { set_part(e + 2u * T, d.z); }
+      if (a_nh > 3u) { set_part(e + 3u * T, d.w); }
     }
     workgroupBarrier();
+    // B1: rows r0 .. r0 + 7 of head g, two vec4 of each of the S partials.
+    if (lid < G * 8u) {
+      let r0 = lid * 8u;  // = g * T + 8 * (lid % 8) as an index of [head][row]
+      var s0 = part_s[r0 / 4u];
+      var s1 = part_s[r0 / 4u + 1u];
+      for (var s = 1u; s < S; s++) {
+        let b = (s * items + r0) / 4u;
+        s0 += part_s[b];
+        s1 += part_s[b + 1u];
+      }
+      p_s[r0 / 4u] = s0;
+      p_s[r0 / 4u + 1u] = s1;
+      mx_s[lid >> 2u][lid & 3u] = max4(max(s0, s1));
+    }
+    workgroupBarrier();
+    // B2: item slot k is (head, row) i = lid + k * WG, the same every tile.
+    for (var k = 0u; k < 4u; k++) {
+      let i = lid + k * WG;
+      if (i < items) {
+        let g = i / T;
+        let m_old = m_r[k];
+        let m_new = max(m_old, max4(max(mx_s[2u * g], mx_s[2u * g + 1u])));
+        let alpha = exp(m_old - m_new);
+        let p = exp(p_s[i >> 2u][i & 3u] - m_new);
+        p_s[i >> 2u][i & 3u] = p;
+        l_r[k] = l_r[k] * alpha + p;
+        m_r[k] = m_new;
+        if (i % T == 0u) {
+          m_s[g] = m_new;
+          alpha_s[g] = alpha;
+        }
+      }
+    }
+    workgroupBarrier();
+    // C: the rows' p * v, after rescaling by the head's alpha.
+    if (c_rg < R) {
+      let vb = kb + j0 * dim;
+      a0 = v_rows(a0, c_u0, G, half, dim, vb, rows, c_rg, R);
+      if (c_u1 < units) { a1 = v_rows(a1, c_u1, G, half, dim, vb, rows, c_rg, R); }
+    }
   }
+
+  // q_s and part_s were last read before the last tile's B2 barrier: they take the R partial
+  // accumulators and each row's l.
+  if (c_rg < R) {
+    put_acc(a0, c_u0, G, half, pairs, c_rg);
+    if (c_u1 < units) { put_acc(a1, c_u1, G, half, pairs, c_rg); }
+  }
+  for (var k = 0u; k < 4u; k++) {
+    let i = lid + k * WG;
+    if (i < items) { part_s[i >> 2u][i & 3u] = l_r[k]; }
+  }
+  workgroupBarrier();
 
   if (params.single != 0u) {
     // out has q's layout: the group's heads are the G * D elements from qb.
-    for (var i = lid; i < pairs; i += WG) { write_out2(qb + 2u * i, acc_s[i], l_s[i / half]); }
+    for (var i = lid; i < pairs; i += WG) {
+      var acc = q_s[i];
+      for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
+      write_out2(qb + 2u * i, acc, l_sum(i / half));
+    }
     return;
   }
   // Slot of (b, query head, chunk); query head = kv head * G + g.
   let slot0 = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * params.max_chunks + c;
-  for (var g = lid; g < G; g += WG) { Stats[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_s[g]); }
+  for (var g = lid; g < G; g += WG) { Stats[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_sum(g)); }
   for (var i = lid; i < pairs; i += WG) {
-    Acc[(slot0 + (i / half) * params.max_chunks) * half + i % half] = acc_s[i];
+    var acc = q_s[i];
+    for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
+    Acc[(slot0 + (i / half) * params.max_chunks) * half + i % half] = acc;
   }
 }
