@@ -1,8 +1,10 @@
 #include "cli/bench_profile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace wgx::cli {
@@ -10,6 +12,23 @@ namespace wgx::cli {
 namespace {
 
 double share(double part, double total) { return total > 0 ? 100.0 * part / total : 0.0; }
+
+// A node label with its layer index starred ("layers.3.attn.o_proj" -> "layers.*.attn.o_proj"),
+// so that a row adds up one kind of node over the layers; "" for a node without a label.
+std::string node_kind(const std::string& label) {
+  if (label.starts_with("#")) return "";
+  std::string out;
+  for (size_t i = 0; i < label.size();) {
+    const bool after_dot = i > 0 && label[i - 1] == '.';
+    if (after_dot && std::isdigit(static_cast<unsigned char>(label[i]))) {
+      while (i < label.size() && std::isdigit(static_cast<unsigned char>(label[i]))) ++i;
+      out += '*';
+    } else {
+      out += label[i++];
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -22,16 +41,18 @@ StepProfile profile_step(const runtime::Program& program, std::string step) {
   }
   StepProfile p;
   p.step = std::move(step);
-  std::map<std::pair<std::string, std::string>, ProfileRow> rows;
+  std::map<std::tuple<std::string, std::string, std::string>, ProfileRow> rows;
   for (const gpu::DispatchTiming& t : program.last_timings()) {
     const auto it = by_label.find(t.label);
     const std::string op = it == by_label.end() ? "?" : it->second->op;
     // One-token steps may take their own routes (RouteChoice::small_route): name the one that ran.
     const bool small = it != by_label.end() && program.last_execute_was_small() && !it->second->small_route.empty();
     const std::string route = it == by_label.end() ? t.label : small ? it->second->small_route : it->second->route;
-    ProfileRow& row = rows[{op, route}];
+    const std::string nodes = node_kind(t.label);
+    ProfileRow& row = rows[{op, route, nodes}];
     row.op = op;
     row.route = route;
+    row.nodes = nodes;
     ++row.dispatches;
     row.microseconds += t.microseconds();
     p.total_microseconds += t.microseconds();
@@ -48,11 +69,12 @@ std::string profile_table(const StepProfile& p) {
   std::snprintf(line, sizeof line, "profile      %s: %zu dispatches, %.1f us of GPU time\n", p.step.c_str(),
                 p.dispatches, p.total_microseconds);
   std::string out = line;
-  std::snprintf(line, sizeof line, "  %-20s %-28s %10s %12s %7s\n", "op", "route", "dispatches", "time (us)", "share");
+  std::snprintf(line, sizeof line, "  %-26s %-18s %-30s %10s %12s %7s\n", "op", "route", "nodes", "dispatches",
+                "time (us)", "share");
   out += line;
   for (const ProfileRow& r : p.rows) {
-    std::snprintf(line, sizeof line, "  %-20s %-28s %10zu %12.1f %6.1f%%\n", r.op.c_str(), r.route.c_str(),
-                  r.dispatches, r.microseconds, share(r.microseconds, p.total_microseconds));
+    std::snprintf(line, sizeof line, "  %-26s %-18s %-30s %10zu %12.1f %6.1f%%\n", r.op.c_str(), r.route.c_str(),
+                  r.nodes.c_str(), r.dispatches, r.microseconds, share(r.microseconds, p.total_microseconds));
     out += line;
   }
   return out;
@@ -63,6 +85,7 @@ nlohmann::json profile_json(const StepProfile& p) {
   for (const ProfileRow& r : p.rows) {
     rows.push_back({{"op", r.op},
                     {"route", r.route},
+                    {"nodes", r.nodes},
                     {"dispatches", r.dispatches},
                     {"us", r.microseconds},
                     {"share", share(r.microseconds, p.total_microseconds) / 100.0}});

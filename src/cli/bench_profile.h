@@ -1,5 +1,6 @@
 // wgx bench --profile: the GPU time of one step (Program::last_timings(), one entry per dispatch,
-// labelled with its node's label) summed per op and route, longest first.
+// labelled with its node's label) summed per op, route and kind of node (the label with its layer
+// index starred), longest first.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@ namespace wgx::cli {
 struct ProfileRow {
   std::string op;     // "linear"
   std::string route;  // the route Program::routes() chose for its nodes
+  std::string nodes;  // "layers.*.attn.o_proj"; "" for nodes without a label
   size_t dispatches = 0;
   double microseconds = 0;
 };
