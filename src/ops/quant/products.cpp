@@ -19,12 +19,15 @@
 // add_rms_norm_linear_qkv and add_rms_norm_linear_swiglu take the same routes: at one row of f32
 // x, q4_gemv normalizes x + residual in its prologue (x staged in workgroup memory: one
 // dispatch); otherwise add_rms_norm's kernel normalizes into scratch first (two). A staged
-// kernel uses the workgroup reduction (256 invocations share the staging) and launches at most
-// kStageWorkgroups per row of x, each taking every G-th column tile, so that a wide product does
-// not stage x thousands of times (in every workgroup of 64, gate/up was slower fused than
-// unfused on the H200). Options (tuning and tests): quant_gemv_norm = off turns the prologue
-// off; quant_gemv_stage = on stages x for every one-row product (measured slower: the reads of
-// x are not what bounds the plain gemv); quant_gemv_stage_wgs = G.
+// kernel has 256 invocations (they share the staging), the workgroup reduction unless
+// quant_gemv_reduce = sg, and launches at most kStageWorkgroups per row of x, each taking every
+// G-th column tile, so that a wide product does not stage x thousands of times (in every
+// workgroup of 64, gate/up was slower fused than unfused on the H200). Options (tuning and
+// tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
+// one-row product (measured slower: the reads of x are not what bounds the plain gemv);
+// quant_gemv_stage_wgs = G; quant_gemv_x8 = on stages x in int8 for every one-row product (one
+// scale per 32 values) and sums four products per dot4I8Packed: less arithmetic per weight, and
+// x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -55,6 +58,7 @@ constexpr size_t kQ4GemvParamWords = 16;
 // G-th column tile): the quant_gemv_stage_wgs option, else this (measured on the H200,
 // PERFORMANCE.md).
 constexpr uint64_t kStageWorkgroups = 256;
+constexpr uint64_t kStageWorkgroupsX8 = 512;  // with x in int8
 constexpr uint64_t kGemvStorage = 256 * 32;    // red in dense_gemv.wgsl
 constexpr uint64_t kQ4GemvStorage = 256 * 16;  // red in q4_gemv.wgsl
 constexpr uint64_t kQ4GemvColumns = 4;         // C in q4_gemv.wgsl: columns per lane group
@@ -136,28 +140,31 @@ uint64_t rows_now(const NodeContext& ctx) {
   return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
 }
 
+// A wide product over short rows (N >= 8192, K <= 4096: lm_head, Llama's gate/up), where the
+// q4 gemv's defaults differ (measured on the H200, PERFORMANCE.md).
+bool wide(const Facts& f) { return f.n >= 8192 && f.k <= 4096; }
+
 // q4_gemv's reduction: "sg" (one subgroup per column group, subgroupAdd) needs subgroups of one
 // fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
-// memory) runs anywhere. The default, measured on the H200 (PERFORMANCE.md): sg for wide
-// products over short rows (N >= 8192, K <= 4096: lm_head, gate/up), where it is 10-20% faster;
-// wg for the rest (a subgroup walking a long row is slower). The quant_gemv_reduce option forces
-// one ("sg" on a device without fixed-size subgroups is a build error that says so).
+// memory) runs anywhere. The default: sg for wide products, where it is 10-20% faster; wg for
+// the rest (a subgroup walking a long row is slower). The quant_gemv_reduce option forces one
+// ("sg" on a device without fixed-size subgroups is a build error that says so).
 bool subgroups_fixed(const NodeContext& ctx) {
   const gpu::AdapterDescription& a = ctx.gpu().adapter();
   return ctx.gpu().features().subgroups && a.subgroup_min_size > 0 && a.subgroup_min_size == a.subgroup_max_size &&
          kSubgroupWorkgroup % a.subgroup_min_size == 0;
 }
-bool subgroup_reduce(const NodeContext& ctx) {
+bool subgroup_reduce(const NodeContext& ctx, const Facts& f) {
   const std::string o = option(ctx, "quant_gemv_reduce");
   if (!o.empty()) return o == "sg";
-  const std::vector<int64_t> w = ctx.input_max_shape(operands_of(ctx).weight);
-  return subgroups_fixed(ctx) && w[0] >= 8192 && w[1] <= 4096;
+  return subgroups_fixed(ctx) && wide(f);
 }
 
 // Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
 // each row per lane; q4, the subgroup size with the subgroup reduction, else one 32-element
-// chunk per lane, at most 64 lanes (shorter reductions, and four groups per workgroup keep N / 16
-// workgroups in flight). The quant_gemv_tpc option overrides the workgroup reductions' (tuning).
+// chunk per lane, up to the whole workgroup (Llama's down_proj, K = 8192, in 378 us per decode
+// token at 64 lanes, 274 at 256: the gemv is bound by the latency of each lane's chain of loads,
+// not by the reduction). The quant_gemv_tpc option overrides the workgroup reductions' (tuning).
 uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
   if (f.q4 && sg) return ctx.gpu().adapter().subgroup_min_size;
   if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
@@ -165,11 +172,11 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
     return f.q4 ? v : std::min<uint32_t>(v, 128);
   }
   const uint64_t per_row = f.q4 ? f.k / 32 : f.k / 8;
-  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, f.q4 ? 64 : 128)));
+  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, f.q4 ? kWorkgroup : 128)));
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
-  for (const char* name : {"quant_gemv_stage", "quant_gemv_norm"}) {
+  for (const char* name : {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8"}) {
     const std::string v = option(ctx, name);
     if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
@@ -217,39 +224,63 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
   return check_limits(ctx, info(kernel).buffers, info(kernel).storage);
 }
 
-// Workgroup bytes of q4_gemv's staged variants (always the workgroup reduction: 256 invocations
-// share the staging): x (K floats), the reduction's memory, and the prologue's sums of squares.
-uint64_t stage_storage(const Facts& f, Stage stage) {
-  return 4 * f.k + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0);
+// Whether q4_gemv's one-row variant stages x in int8 (four products per dot4I8Packed instead of
+// decoding each nibble to f32): the quant_gemv_x8 option (on: every one-row product of f32 x;
+// off: none), by default the wide products, where it pays on the H200 (Llama's gate/up 488 ->
+// 339 us, lm_head 102 -> 63 us per decode token, profiled; the narrower products gain nothing).
+bool x8(const NodeContext& ctx, const Facts& f) {
+  const std::string o = option(ctx, "quant_gemv_x8");
+  return o.empty() ? wide(f) : o == "on";
 }
 
-uint64_t stage_workgroups(const NodeContext& ctx) {
+// Workgroup bytes of q4_gemv's staged variants (256 invocations share the staging): x (K floats,
+// or K bytes and a scale and sum per 32), the reduction's memory, and the prologue's sums of
+// squares.
+uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
+  return (int8 ? f.k + f.k / 4 : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0);
+}
+
+uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {
   uint64_t wgs = 0;
   count_option(ctx, "quant_gemv_stage_wgs", 5, wgs);  // the guard checked it
-  return wgs ? wgs : kStageWorkgroups;
+  return wgs ? wgs : x8(ctx, f) ? kStageWorkgroupsX8 : kStageWorkgroups;
 }
 
 // The stage of q4_gemv's one-row variant for this node: the prologue for an add_rms_norm_
 // product (f32 x, where the workgroup memory and storage buffers allow and quant_gemv_norm is not
-// off), x staged for the others with quant_gemv_stage on, else none.
+// off), x staged for the others with quant_gemv_stage or quant_gemv_x8 on, else none.
 Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
   if (!f.q4 || f.f16) return Stage::None;
+  const bool stage = option(ctx, "quant_gemv_stage") == "on" || x8(ctx, f);
   const Stage want = f.ops.norm ? (option(ctx, "quant_gemv_norm") == "off" ? Stage::None : Stage::Norm)
-                                : (option(ctx, "quant_gemv_stage") == "on" ? Stage::Staged : Stage::None);
+                                : (stage ? Stage::Staged : Stage::None);
   if (want == Stage::None) return want;
   const uint32_t buffers = info(Kernel::Q4Gemv).buffers + (want == Stage::Norm ? kNormBuffers : 0);
-  return check_limits(ctx, buffers, stage_storage(f, want)).empty() ? want : Stage::None;
+  return check_limits(ctx, buffers, stage_storage(f, want, x8(ctx, f))).empty() ? want : Stage::None;
+}
+
+// q4_gemv's reduction (subgroup_reduce); a variant with x staged in f32 takes the subgroup one
+// only when the quant_gemv_reduce option asks for it (it has 256 invocations either way).
+bool q4_gemv_sg(const NodeContext& ctx, const Facts& f, Stage stage) {
+  const bool f32_staged = stage != Stage::None && !x8(ctx, f);
+  return f32_staged ? option(ctx, "quant_gemv_reduce") == "sg" : subgroup_reduce(ctx, f);
 }
 
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
-    const bool sg = subgroup_reduce(ctx) && stage == Stage::None;
-    name += std::string(f.f16 ? "f16" : "f32") + (sg ? ".sg" : ".wg") + ".r" + std::to_string(rows);
+    name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx, f, stage) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
     if (stage != Stage::None) {
       name += stage == Stage::Norm ? ".norm" : ".xs";
-      constants.emplace_back("XS", static_cast<double>(f.k / 4));
+      if (x8(ctx, f)) {
+        name += ".i8";
+        constants.emplace_back("XQ", static_cast<double>(f.k / 16));
+        constants.emplace_back("XD", static_cast<double>(f.k / 32));
+      } else {
+        name += ".f32";
+        constants.emplace_back("XS", static_cast<double>(f.k / 4));
+      }
     }
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
@@ -297,11 +328,13 @@ class Exec : public Steps {
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
                                       const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
                                       Stage stage = Stage::None) {
-  const bool sg = k == Kernel::Q4Gemv && subgroup_reduce(ctx) && stage == Stage::None;
+  const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx, f, stage);
   const uint32_t tpc = lanes(ctx, f, sg);
+  // Invocations per workgroup: q4_gemv's plain sg variant has fewer (more workgroups).
+  const uint64_t wg_size = sg && stage == Stage::None ? kSubgroupWorkgroup : kWorkgroup;
   // Workgroups per row of x: one per column tile, or at most stage_workgroups where x is staged
   // (each stages x once and takes every G-th tile).
-  const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx);
+  const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx, f);
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
                    (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0);
@@ -309,9 +342,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   const uint64_t split0 = direct ? f.widths[0] : f.n;
   const uint64_t split1 = direct ? f.widths[0] + f.widths[1] : f.n;
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
-  auto update = [k, f, tpc, sg, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
+  auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
     const uint64_t m = rows_now(c);
-    const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * (sg ? kSubgroupWorkgroup : kWorkgroup) / tpc
+    const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * wg_size / tpc
                           : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
                                                    : kTile;
     const uint64_t tiles_n = ceil_div(f.n, cols);

@@ -47,6 +47,7 @@ const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
 
 {{workgroup_vars}}
 {{stage_vars}}
+{{x_fns}}
 
 // Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).
 fn x8(row: u32, c: u32, h: u32) -> array<vec4<f32>, 2> {
@@ -66,6 +67,27 @@ fn scale(i: u32) -> f32 {
 // The 8 weights of a packed word without their scale, elements 0-3 and 4-7, each times 2^s for
 // its nibble's place s (placed_nibbles); the caller multiplies by x * 2^-s (kPlace), exactly.
 fn nibbles(w: u32) -> array<vec4<f32>, 2> { return array<vec4<f32>, 2>(placed_nibbles(w), placed_nibbles(w >> 16u)); }
+
+// Chunk c's sums of (nibble - 8) * x for the group's columns (their packed words q), before the
+// weights' scales: {{chunk_doc}}.
+fn chunk_sums(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
+  {{chunk_sums}}
+}
+
+// In f32: each word's 8 weights placed exactly (nibbles), times x * 2^-s.
+fn chunk_sums_f32(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
+  var d = vec4<f32>();
+  for (var h = 0u; h < 4u; h++) {
+    let xv = x8(row, c, h);
+    let x0 = xv[0] * kPlace;
+    let x1 = xv[1] * kPlace;
+    for (var j = 0u; j < C; j++) {
+      let a = nibbles(q[j][h]);
+      d[j] += dot(a[0], x0) + dot(a[1], x1);
+    }
+  }
+  return d;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -96,19 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // Constant trip counts and no early exits: the loops unroll and the arrays stay in
         // registers (a dynamic index would put them in slow per-invocation memory).
         for (var r = 0u; r < R; r++) {
-          if (r < rows) {
-            var d = vec4<f32>();  // the chunk's sums per column, before the scale
-            for (var h = 0u; h < 4u; h++) {
-              let xv = x8(m0 + r, c, h);
-              let x0 = xv[0] * kPlace;
-              let x1 = xv[1] * kPlace;
-              for (var j = 0u; j < C; j++) {
-                let a = nibbles(q[j][h]);
-                d[j] += dot(a[0], x0) + dot(a[1], x1);
-              }
-            }
-            acc[r] += s * d;
-          }
+          if (r < rows) { acc[r] += s * chunk_sums(m0 + r, c, q); }
         }
       }
     }

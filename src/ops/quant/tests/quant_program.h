@@ -24,6 +24,7 @@ struct ProductSpec {
   bool swiglu = false;    // linear_swiglu: N / 2 outputs from interleaved gate/up rows
   bool norm = false;      // add_rms_norm_<product>: x + residual (output "sum"), normalized, is the x
   double eps = 1e-6;      // the norm's
+  bool x8 = false;        // run with quant_gemv_x8 on: the one-row kernel rounds x to int8 per 32
 };
 
 // silu(gate) * up for every interleaved pair of `all`'s columns (m rows of n), in double. The
@@ -79,15 +80,24 @@ class Products {
     nodes_[s.name] = std::move(node);
   }
 
-  // A random x with m rows for node `name`.
-  void set(Program& prog, const std::string& name, int64_t m) {
+  // A random x with m rows for node `name` (and its residual), the last `zero_tail` values of
+  // each row 0.
+  void set(Program& prog, const std::string& name, int64_t m, int64_t zero_tail = 0) {
     Node& node = nodes_.at(name);
     node.m = m;
-    node.x = data_of(random_floats(static_cast<size_t>(m * node.spec.k), seed_++, -1.f, 1.f), node.spec.x);
-    prog.set_input(name, node.x.bytes, lead(node.spec, m, node.spec.k));
+    const int64_t k = node.spec.k;
+    auto values = [&] {
+      std::vector<float> v = random_floats(static_cast<size_t>(m * k), seed_++, -1.f, 1.f);
+      for (int64_t i = 0; i < m * k; ++i) {
+        if (i % k >= k - zero_tail) v[i] = 0.f;
+      }
+      return data_of(v, node.spec.x);
+    };
+    node.x = values();
+    prog.set_input(name, node.x.bytes, lead(node.spec, m, k));
     if (node.spec.norm) {
-      node.res = data_of(random_floats(static_cast<size_t>(m * node.spec.k), seed_++, -1.f, 1.f), node.spec.x);
-      prog.set_input(name + ".res", node.res.bytes, lead(node.spec, m, node.spec.k));
+      node.res = values();
+      prog.set_input(name + ".res", node.res.bytes, lead(node.spec, m, k));
     }
   }
 
@@ -127,6 +137,7 @@ class Products {
       }
     }
     Reference all = linear_dots(x, node.m, s.k, node.w.values, s.n, node.bias.values);
+    if (s.x8 && node.m == 1) add_x8_error(all, x, s.k, node.w.values, s.k + norm_terms(s) + 3);
     const int64_t n = s.swiglu ? s.n / 2 : s.n;  // columns of the output
     if (s.swiglu) all = swiglu_reference(all, node.m, s.n);
     const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{n} : s.splits;
@@ -166,6 +177,28 @@ class Products {
   // about n 2^-24 relative to the magnitude): f32, the K squares summed, inverseSqrt and two
   // products (K + 8); f16, one rounding of the normalized x either way (2^-10: 2^14 terms).
   static int64_t norm_terms(const ProductSpec& s) { return !s.norm ? 0 : s.x == DType::f16 ? 16384 : s.k + 8; }
+
+  // quant_gemv_x8's rounding of one row of x: each 32-value chunk b becomes multiples of
+  // dx_b = max_b |x| / 127, each at most dx_b / 2 off (plus 1e-4 of that for the f32 rounding
+  // of dx, of 127 / max and of x * 127 / max), so column j's product moves by at most the sum
+  // over chunks of dx_b / 2 * sum_b |w_j|. Added to each magnitude as that error over gamma_terms,
+  // so that within_bound (and swiglu_reference's propagation) take it in.
+  static void add_x8_error(Reference& r, const std::vector<float>& x, int64_t k, const std::vector<float>& w,
+                           int64_t terms) {
+    const double u = std::ldexp(1.0, -24), gamma = static_cast<double>(terms) * u / (1 - static_cast<double>(terms) * u);
+    for (size_t j = 0; j < r.magnitude.size(); ++j) {
+      double e = 0;
+      for (int64_t b = 0; b < k; b += 32) {
+        double amax = 0, wsum = 0;
+        for (int64_t i = b; i < b + 32; ++i) {
+          amax = std::max(amax, double(std::abs(x[i])));
+          wsum += std::abs(w[j * k + i]);
+        }
+        e += amax / 127 * 0.5 * (1 + 1e-4) * wsum;
+      }
+      r.magnitude[j] += e / gamma;
+    }
+  }
 
  private:
   static constexpr const char* kParts[3] = {"q", "k", "v"};

@@ -4,8 +4,11 @@
 // bound, and a bad value is a build error that names the
 // option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
 // forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32. And the one-row
-// kernel's x staging (quant_gemv_stage) and add_rms_norm prologue (quant_gemv_norm).
+// kernel's x staging (quant_gemv_stage), add_rms_norm prologue (quant_gemv_norm) and int8 x
+// (quant_gemv_x8, with its own bound).
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "quant_program.h"
 
@@ -90,10 +93,113 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
   }
 }
 
+// What quant_gemv_x8 makes of a row of x, in double: each 32-value chunk as round(x * 127 / max)
+// (f32 arithmetic, ties to even) times max / 127 (the f32 dx).
+std::vector<double> int8_rounded(const std::vector<float>& x) {
+  std::vector<double> r(x.size());
+  for (size_t b = 0; b < x.size(); b += 32) {
+    float amax = 0;
+    for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::abs(x[i]));
+    const float inv = amax > 0 ? 127.f / amax : 0.f, dx = amax / 127.f;
+    for (size_t i = b; i < b + 32; ++i) r[i] = std::clamp(std::nearbyint(x[i] * inv), -127.f, 127.f) * double(dx);
+  }
+  return r;
+}
+
+TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
+  // quant_gemv_x8 on: every one-row q4 product stages x in int8 (one scale per 32 values) and
+  // sums with dot4I8Packed; the results stay within the f32 bound plus x's rounding (ProductSpec
+  // x8), with either reduction, one or many staging workgroups, chunks of zeros (a zero scale)
+  // and group sizes above 32. The rounding is real: the plain f32 bound rejects the int8
+  // results (so it would catch int8 where f32 was asked for), and the four-row kernel, which
+  // reads x where it lies in f32, still meets it.
+  const DType f32 = DType::f32;
+  const gpu::AdapterDescription& a = testing::shared_context().adapter();
+  const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
+  using Case = std::array<const char*, 2>;  // reduce, stage_wgs
+  for (const Case& c : {Case{"wg", "256"}, Case{"wg", "1"}, Case{"sg", "256"}}) {
+    SCOPED_TRACE(std::string(c[0]) + ", workgroups " + c[1]);
+    if (std::string(c[0]) == "sg" && !fixed) continue;  // no subgroups of one fixed size here
+    graph::GraphBuilder b;
+    Products p;
+    const std::vector<testing::ProductSpec> specs{
+        {"plain", 1, 113, 2048, 32, f32, f32, true, {}, "q4_gemv"},
+        {"g128", 1, 38, 256, 128, DType::f16, f32, false, {}, "q4_gemv"},
+        {"n_qkv", 1, 61, 1024, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
+        {"n_sw", 1, 44, 512, 64, f32, f32, false, {}, "q4_gemv", false, false, true, true},
+        {"four", 3, 37, 128, 32, f32, f32, true, {}, "q4_gemv"},  // R = 4: f32 x
+        {"short", 1, 113, 64, 32, f32, f32, true, {}, "q4_gemv"},  // against int8_rounded below
+    };
+    for (testing::ProductSpec s : specs) {
+      s.x8 = s.m == 1;
+      p.add(b, s);
+    }
+    Program prog(testing::shared_context(), b.build(), b.weights(),
+                 {{"quant_gemv_x8", "on"}, {"quant_gemv_reduce", c[0]}, {"quant_gemv_stage_wgs", c[1]}});
+    for (const auto& s : specs) p.set(prog, s.name, s.m, s.name == "plain" ? 96 : 0);
+    prog.execute();
+    for (const auto& s : specs) p.verify(prog, s.name);
+    EXPECT_EQ(prog.dispatches_per_execute(), specs.size());  // the prologues inside the products
+    // The control: the plain bound against the same results.
+    const testing::Reference plain = testing::linear_dots(p.x("plain").values, 1, 2048, p.weight("plain").values, 113,
+                                                          p.bias("plain").values);
+    EXPECT_FALSE(testing::within_bound(prog.read_f32("plain.y"), plain, 2048, false)) << "no int8 rounding seen";
+    // Where K is short the f32 bound is far below the rounding's effect, and x rounded as the
+    // kernel should round it gives the product within that bound (rounding down instead, say,
+    // would not).
+    const std::vector<double> xr = int8_rounded(p.x("short").values);
+    testing::Reference want;
+    const std::vector<float>& w = p.weight("short").values;
+    for (int64_t j = 0; j < 113; ++j) {
+      double y = p.bias("short").values[j], mag = std::abs(y);
+      for (int64_t i = 0; i < 64; ++i) {
+        y += xr[i] * w[j * 64 + i];
+        mag += std::abs(xr[i] * w[j * 64 + i]);
+      }
+      want.values.push_back(y);
+      want.magnitude.push_back(mag);
+    }
+    EXPECT_TRUE(testing::within_bound(prog.read_f32("short.y"), want, 64, false));
+  }
+}
+
+TEST(QuantOptions, Int8ActivationsByDefaultForWideProductsOnly) {
+  // Unset, quant_gemv_x8 rounds x to int8 for the wide one-row products (N >= 8192, K <= 4096)
+  // and no others; off, for none. With K = 64 the f32 bound is far below the rounding's effect,
+  // so the plain bound tells the two apart.
+  const DType f32 = DType::f32;
+  for (const char* x8 : {"", "off"}) {
+    SCOPED_TRACE(std::string("quant_gemv_x8 '") + x8 + "'");
+    graph::GraphBuilder b;
+    Products p;
+    const std::vector<testing::ProductSpec> specs{
+        {"wide", 1, 8192, 64, 32, f32, f32, true, {}, "q4_gemv"},
+        {"n_wide", 1, 8192, 64, 32, f32, f32, false, {}, "q4_gemv", false, false, true, true},  // gate/up
+        {"narrow", 1, 8190, 64, 32, f32, f32, true, {}, "q4_gemv"},
+        {"long", 1, 8192, 4128, 32, f32, f32, false, {}, "q4_gemv"},
+    };
+    const bool on = *x8 == 0;
+    for (testing::ProductSpec s : specs) {
+      s.x8 = on && (s.name == "wide" || s.name == "n_wide");
+      p.add(b, s);
+    }
+    RuntimeOptions options;
+    if (!on) options["quant_gemv_x8"] = x8;
+    Program prog(testing::shared_context(), b.build(), b.weights(), options);
+    for (const auto& s : specs) p.set(prog, s.name, s.m);
+    prog.execute();
+    for (const auto& s : specs) p.verify(prog, s.name);
+    const testing::Reference plain = testing::linear_dots(p.x("wide").values, 1, 64, p.weight("wide").values, 8192,
+                                                          p.bias("wide").values);
+    EXPECT_EQ(testing::within_bound(prog.read_f32("wide.y"), plain, 64, false), !on);
+  }
+}
+
 TEST(QuantOptions, BadStageOrNormOptionIsABuildError) {
   using Case = std::array<const char*, 3>;  // option, value, message
   for (const Case& c : {Case{"quant_gemv_stage", "maybe", "the quant_gemv_stage option is 'maybe', not on or off"},
                         Case{"quant_gemv_norm", "maybe", "the quant_gemv_norm option is 'maybe', not on or off"},
+                        Case{"quant_gemv_x8", "yes", "the quant_gemv_x8 option is 'yes', not on or off"},
                         Case{"quant_gemv_stage_wgs", "0", "the quant_gemv_stage_wgs option is '0', not a count"},
                         Case{"quant_gemv_stage_wgs", "x", "the quant_gemv_stage_wgs option is 'x', not a count"}}) {
     graph::GraphBuilder b;
