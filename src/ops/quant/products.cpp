@@ -161,18 +161,20 @@ bool subgroup_reduce(const NodeContext& ctx, const Facts& f) {
 }
 
 // Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
-// each row per lane; q4, the subgroup size with the subgroup reduction, else one 32-element
-// chunk per lane, up to the whole workgroup (Llama's down_proj, K = 8192, in 378 us per decode
-// token at 64 lanes, 274 at 256: the gemv is bound by the latency of each lane's chain of loads,
-// not by the reduction). The quant_gemv_tpc option overrides the workgroup reductions' (tuning).
+// each row per lane; q4, the subgroup size with the subgroup reduction, else at most one
+// 32-element chunk per lane (the power of two at or above the chunks per row), up to the whole
+// workgroup: the gemv is bound by the latency of each lane's chain of loads, not by the
+// reduction (on the H200, per decode token: Llama's down_proj, K = 8192, 378 us at 64 lanes and
+// 274 at 256; Qwen3's, K = 3072, 466 at 64 and 383 at 128). The quant_gemv_tpc option overrides
+// the workgroup reductions' (tuning).
 uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
   if (f.q4 && sg) return ctx.gpu().adapter().subgroup_min_size;
   if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
     const auto v = static_cast<uint32_t>(std::stoul(o));
     return f.q4 ? v : std::min<uint32_t>(v, 128);
   }
-  const uint64_t per_row = f.q4 ? f.k / 32 : f.k / 8;
-  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(per_row, 1, f.q4 ? kWorkgroup : 128)));
+  if (f.q4) return static_cast<uint32_t>(std::bit_ceil(std::clamp<uint64_t>(f.k / 32, 1, kWorkgroup)));
+  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(f.k / 8, 1, 128)));
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
