@@ -38,10 +38,11 @@ constexpr uint32_t kMinChunk = 16;
 constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
 constexpr uint32_t kMaxChunksOption = 1024;
 // Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
-// option sets another, 0: never): one tile (T rows). One workgroup per kv head is slow over
-// many rows: at 129 rows on the H200 the single pass took 52 us per layer against ~30 for split
-// and combine (PERFORMANCE.md, 2026-11-30).
-constexpr uint32_t kSingleMaxRows = kRowsPerTile;
+// option sets another, 0: never): three tiles (3 T rows). One workgroup per kv head is slow over
+// many rows: on the H200 (Llama-3.2-1B, profiled per layer) the single pass took 19.4 us at 129
+// rows and 39.6 at 513, split and combine 24.6 and 27.3 (PERFORMANCE.md, 2026-11-30): even at
+// about 240 rows.
+constexpr uint32_t kSingleMaxRows = 3 * kRowsPerTile;
 constexpr uint32_t kMaxSingleOption = 1u << 20;
 
 // The option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent, nullopt

@@ -33,10 +33,11 @@ struct LongCase {
 };
 
 // Visible rows (input_pos + 1) of the queries after the fill. Default chunking (at most 32 chunks,
-// rows per chunk a multiple of 16): 64 is a single pass; 65 is 5 chunks of 16 (the last 1 row);
-// 1234 is 26 chunks of 48 (the last 34); 3000 and 3001 are 32 of 96 (two tiles each, the second
-// 32 rows; the last chunk 24 and 25 rows); 4001 is 32 of 128 (the last 33); 4096 is 32 full ones.
-const int64_t kVisible[] = {64, 65, 1234, 3000, 3001, 4001, 4096};
+// rows per chunk a multiple of 16): 65 and 192 are single passes (two and three tiles, the last
+// partial or full); 193 is 13 chunks of 16 (the last 1 row); 1234 is 26 chunks of 48 (the last
+// 34); 3000 and 3001 are 32 of 96 (two tiles each, the second 32 rows; the last chunk 24 and 25
+// rows); 4001 is 32 of 128 (the last 33); 4096 is 32 full ones.
+const int64_t kVisible[] = {65, 192, 193, 1234, 3000, 3001, 4001, 4096};
 
 const RuntimeOptions kDefault{};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_chunks", "3"}};
@@ -131,7 +132,7 @@ TEST_P(LongContext, EveryQueryMatchesTheReference) {
     prog.execute();
     ref.append(fill);
     EXPECT_TRUE(testing::close(prog.read_f32("out"), ref.attend(query)));
-    EXPECT_EQ(prog.dispatches_per_execute() - 2, single || pos + 1 <= 64 ? 1u : 2u);
+    EXPECT_EQ(prog.dispatches_per_execute() - 2, single || pos + 1 <= 192 ? 1u : 2u);  // the default single pass: 192 rows
   };
   for (int64_t pos = 0; pos + kFill <= kMaxSeq; pos += kFill) {
     run(pos, kFill);
