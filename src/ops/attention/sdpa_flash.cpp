@@ -1,6 +1,7 @@
 // sdpa_with_kv_cache, "flash_decoding": split-K attention for single-token decode (S == 1 at
 // build time). Pass 1: one workgroup per (batch, kv head, chunk of the visible cache rows) for all
-// query heads of the group; pass 2 merges the chunks' partial (max, sum, accumulator). The chunk
+// query heads of the group; pass 2 merges the chunks' partial (max, sum, accumulator), one
+// workgroup per output row (sdpa_combine_rows.wgsl: few rows, many chunks). The chunk
 // length grows with the context (kMinChunk rows at least, at most kMaxChunks chunks, or the
 // sdpa_decode_chunks option: tuning; 32 measured best on the H200), so a long
 // context still spreads over many workgroups and the scratch has a fixed bound.
@@ -11,6 +12,7 @@
 // write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
 // so resize decides it per step: record() then records one dispatch or two.
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <string_view>
 
@@ -31,7 +33,8 @@ constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
 constexpr uint32_t kRowsPerTile = 64;   // T
 // q_s, part_s and p_s, mx_s (8 per head), m_s and alpha_s.
 constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + 2 * kMaxGroup * kRowsPerTile + 10 * kMaxGroup);
-constexpr uint64_t kCombineWorkgroupSize = 256;  // sdpa_combine.wgsl
+constexpr uint32_t kCombineWorkgroupSize = 256;  // sdpa_combine_rows.wgsl: WG, one per output row
+constexpr uint32_t kCombineMaxChunks = 1024;     // MAX_CHUNKS
 constexpr size_t kParamWords = 12;
 
 constexpr uint32_t kMinChunk = 16;
@@ -109,12 +112,13 @@ std::string guard(const NodeContext& ctx) {
   const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g, limit);
   if (auto why = scratch_guard(ctx, slots * g.dim * 4); !why.empty()) return why;
   if (auto why = workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g, limit)); !why.empty()) return why;
-  return workgroups_guard(ctx, (uint64_t{g.batch} * g.hq * g.dim / 2 + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize);
+  static_assert(kMaxChunksOption <= kCombineMaxChunks);
+  return workgroups_guard(ctx, uint64_t{g.batch} * g.hq);
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& split = kernel(ctx, "flash." + io_label(ctx));
-  const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
+  const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
@@ -138,18 +142,19 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max);
-    const uint64_t pairs = uint64_t{g.batch} * g.seq * g.hq * g.dim / 2;
+    const uint32_t rows = g.batch * g.seq * g.hq;
+    const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;
-    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, p.chunks.count, slots_per_head};
+    l.params = {rows, g.dim / 2, p.chunks.count, slots_per_head, lanes, 0, 0, 0};
     // A single pass wrote the output already: no workgroups, so this step records nothing.
-    l.workgroups = p.single ? 0 : (pairs + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize;
+    l.workgroups = p.single ? 0 : rows;
     return l;
   };
   const std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
                                                       ctx.input(2).binding(), stats, acc, ctx.output(0).binding()};
   steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
   steps->add(std::make_unique<DispatchExec>(
-      ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 4, update_combine));
+      ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 8, update_combine));
   return steps;
 }
 

@@ -41,7 +41,7 @@ std::string float_label(Storage storage) {
 
 namespace {
 
-// The end of sdpa's softmax, for the templates that finish it: sdpa_combine (after merging the
+// The end of sdpa's softmax, for the templates that finish it: sdpa_combine(_rows) (after merging the
 // chunks) and sdpa_flash's single pass (one chunk, nothing to merge). Output elements i and i + 1
 // (i even) become acc / l in the output's storage: the template declares `Out` (array<u32>) and
 // `const OUT_F16: bool` (packed f16 words, written whole so neighbours never race).
@@ -62,7 +62,7 @@ fn write_out2(i: u32, acc: vec2<f32>, l: f32) {
 std::string prelude(std::string_view template_id) {
   std::string p = kF16PackWgsl;
   if (template_id == "rope_update_cache") p += transformer::kRopeAnglesWgsl;
-  if (template_id == "sdpa_flash" || template_id == "sdpa_combine") p += kSdpaOutWgsl;
+  if (template_id == "sdpa_flash" || template_id.starts_with("sdpa_combine")) p += kSdpaOutWgsl;
   return p;
 }
 
@@ -79,7 +79,7 @@ std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
   if (template_id == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
   if (template_id == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
   if (template_id == "sdpa_flash") return {U, R, R, R, W, W, W};      // q, k, v, stats, acc, out
-  if (template_id == "sdpa_combine") return {U, R, R, W};             // stats, acc, out
+  if (template_id == "sdpa_combine" || template_id == "sdpa_combine_rows") return {U, R, R, W};  // stats, acc, out
   if (template_id == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
   throw std::logic_error("attention template " + std::string(template_id) + " has no bindings");
 }

@@ -41,6 +41,7 @@ const int64_t kVisible[] = {65, 192, 193, 1234, 3000, 3001, 4001, 4096};
 
 const RuntimeOptions kDefault{};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_chunks", "3"}};
+const RuntimeOptions kManyChunks{{"sdpa_decode_chunks", "1024"}};  // 16-row chunks: 256 at 4096 rows
 const RuntimeOptions kSinglePass{{"sdpa_decode_single_max", "1048576"}};
 
 std::vector<LongCase> long_cases() {
@@ -69,6 +70,8 @@ std::vector<LongCase> long_cases() {
   cases.push_back({"G4_D64_F16_3Chunks", 8, 2, 64, DType::f16, kThreeChunks});
   cases.push_back({"G2_D128_F16_3Chunks", 4, 2, 128, DType::f16, kThreeChunks});
   cases.push_back({"G8_D128_F32_3Chunks", 8, 1, 128, DType::f32, kThreeChunks});
+  cases.push_back({"G2_D128_F16_ManyChunks", 4, 2, 128, DType::f16, kManyChunks});  // the combine's every lane
+  cases.push_back({"G4_D64_F32_ManyChunks", 8, 2, 64, DType::f32, kManyChunks});
   cases.push_back({"G4_D64_F16_SinglePass", 8, 2, 64, DType::f16, kSinglePass});
   cases.push_back({"G2_D128_F16_SinglePass", 4, 2, 128, DType::f16, kSinglePass});
   cases.push_back({"G1_D64_F32_SinglePass", 2, 2, 64, DType::f32, kSinglePass});

@@ -19,7 +19,8 @@ TEST(AttentionVariants, EveryVariantCompiles) {
                                 gpu::KernelSource{variant_wgsl(v), template_bindings(v.template_id)}));
     ++n;
   }
-  EXPECT_EQ(n, 4u + 16u + 4u + 4u + 2u + 16u);  // update_cache, rope_update_cache, materialized, flash, combine, k16
+  // update_cache, rope_update_cache, materialized, flash, combine, combine_rows, k16
+  EXPECT_EQ(n, 4u + 16u + 4u + 4u + 2u + 2u + 16u);
 }
 
 }  // namespace
