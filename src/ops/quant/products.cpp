@@ -25,9 +25,10 @@
 // workgroup of 64, gate/up was slower fused than unfused on the H200). Options (tuning and
 // tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
-// quant_gemv_stage_wgs = G; quant_gemv_x8 = on stages x in int8 for every one-row product (one
-// scale per 32 values) and sums four products per dot4I8Packed: less arithmetic per weight, and
-// x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
+// quant_gemv_stage_wgs = G; quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
+// for every or no one-row product of f32 x, by default for the wide ones (x8()), and sums four
+// products per dot4I8Packed: less arithmetic per weight, and x rounded to 8 bits (PERFORMANCE.md
+// has what it gains; tests/test_options.cpp its bound).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
