@@ -156,6 +156,9 @@ case "$case_name" in
     expect_out '"dtype": "f32"'
     expect_out '"submits_per_decode_token": 1'
     expect_out '"profile": '
+    # Rows per kind of node: the layer index starred, one row for the same node of every layer.
+    python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; n = [r["nodes"] for r in rows]; sys.exit("layers.*.attn.o_proj" not in n or len(n) != len(set((r["op"], r["route"], r["nodes"]) for r in rows)) or any("layers.0." in x for x in n))' \
+      "$tmp/out" || fail "profile rows are not one per kind of node"
     run 2 "$wgx" bench --synthetic demo-tiny --in-flight 9
     expect_err "in-flight" 
     run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4
