@@ -1,6 +1,7 @@
 // The q4_gemm route of linear, linear_qkv and linear_swiglu: a q4gsw weight and M > 4 at max
-// shapes (prefill). q4_gemm.wgsl computes the product in tiles of BM x 128 (BM = 128, or 64
-// where that pads M less) over 32-deep K slices; when the tiles are fewer than 256, each tile's
+// shapes (prefill). q4_gemm.wgsl computes the product in tiles of BM x 128 (BM = 64: at M = 512
+// every Llama-3.2-1B product ran 2-8% faster than with BM = 128 on the H200, PERFORMANCE.md)
+// over 32-deep K slices; when the tiles are fewer than 256, each tile's
 // slices are split among up to ceil(256 / tiles) workgroups (split-K), which write f32 partials
 // to scratch, and q4_gemm_reduce.wgsl adds them up and finishes the output (bias, f16 packing,
 // linear_qkv's column split, linear_swiglu's pairs). With one split the GEMM writes the output
@@ -109,7 +110,7 @@ struct Plan {
 
 Plan plan_of(const Facts& f, const Options& o, uint64_t m) {
   Plan p;
-  p.rows = o.rows ? o.rows : ceil_div(m, 64) * 64 < ceil_div(m, 128) * 128 ? 64 : 128;
+  p.rows = o.rows ? o.rows : 64;
   p.tiles_m = ceil_div(m, p.rows);
   p.tiles_n = ceil_div(f.n, kTileCols);
   const uint64_t slices = f.k / kSlice;

@@ -302,7 +302,7 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"t37_k2048", 37, 11, 2048, 64, f16, f32, true, {}, "q4_gemm"},  // 64 splits
       {"f37", 37, 113, 96, 32, f32, f32, true, {}, "q4_gemm"},         // K = 96: three slices
       {"f5_x16", 5, 11, 96, 32, f16, f16, false, {}, "q4_gemm"},
-      {"m251", 251, 37, 64, 64, f32, f32, true, {}, "q4_gemm"},         // 128-row tiles, two of them
+      {"m251", 251, 37, 64, 64, f32, f32, true, {}, "q4_gemm"},         // 64-row tiles, four (the last 59 rows)
       {"m131_x16", 131, 139, 96, 32, f16, f16, false, {}, "q4_gemm"},  // 64-row tiles x 3, two column tiles
       {"m67_k32", 67, 113, 32, 32, f32, f32, true, {}, "q4_gemm"},      // one split: y written directly
       {"m41_x16_k32", 41, 38, 32, 32, f16, f16, true, {}, "q4_gemm"},  // directly, f16 pairs, N % 4 == 2
@@ -311,7 +311,7 @@ inline const std::vector<ProductSpec>& product_specs() {
       // linear, M symbolic in [1, 37]: q4_gemm, dispatching q4_gemv while M <= 4
       {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_gemm", true},
       {"sym_x16", 37, 64, 64, 64, f32, f16, false, {}, "q4_gemm", true, true},  // x [1, M, K]
-      // M symbolic in [1, 300]: both tile heights as M changes
+      // M symbolic in [1, 300]: tile rows and splits as M changes
       {"sym_big", 300, 139, 64, 32, f32, f16, true, {}, "q4_gemm", true},
       // linear_qkv
       {"qkv_g1", 1, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},

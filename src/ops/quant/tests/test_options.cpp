@@ -252,12 +252,12 @@ TEST(QuantOptions, GemmSplitsAndTileHeightsGiveTheSameResults) {
   };
   struct Case {
     const char* split;
-    const char* rows;  // "" by shape
+    const char* rows;  // "": the default (64)
     size_t reduced;    // nodes that take the reduce pass
   };
   // One split: the GEMM writes y itself but for the odd f16 width; 3 or more than the slices
   // (one split per slice): partials for all.
-  for (const Case& c : {Case{"1", "128", 1}, Case{"3", "64", 8}, Case{"1000", "", 8}}) {
+  for (const Case& c : {Case{"1", "128", 1}, Case{"3", "64", 8}, Case{"1000", "128", 8}, Case{"1000", "", 8}}) {
     SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows);
     RuntimeOptions options{{"quant_gemm_split", c.split}};
     if (*c.rows) options["quant_gemm_rows"] = c.rows;

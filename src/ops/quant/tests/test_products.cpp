@@ -51,9 +51,9 @@ TEST(QuantProducts, RoutesDeclineForTheirGuards) {
 
 TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
   // One program: decode (M = 1) runs the gemv kernel, prefill (M = 37) the GEMM, then decode
-  // again; every resize recomputes params and dispatch sizes. sym_big also changes tile heights
-  // (the one that pads M less, 128 on a tie): 128 rows at M = 256, 200 and 65, 64 at 300, 131
-  // and 64.
+  // again; every resize recomputes params and dispatch sizes, and the split-K plan (partials and
+  // the reduce pass, or the output written directly) changes with M. (Both tile heights at
+  // symbolic M: test_options.cpp's quant_gemm_rows cases.)
   testing::Shared& s = shared();
   const std::vector<const char*> names{"sym", "sym_x16", "sw_sym", "sym_big", "n_sw_sym"};
   for (int64_t m : {1, 37, 1, 5, 4, 2, 300, 131, 3, 256, 64, 65, 200, 1}) {
