@@ -123,6 +123,25 @@ fn chunk_sums_f32(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
   return d;
 }
 
+// In int8 (x staged by stage_chunk_i8): each weight word's low and high nibbles against the
+// even and odd elements' bytes, four products per dot4I8Packed, exact in i32, then the offset of
+// 8 and x's scale.
+fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
+  let nc = params.k >> 5u;
+  let a = xq[c];
+  let b = xq[nc + c];
+  let xw = array<u32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+  var d = vec4<i32>();
+  for (var h = 0u; h < 4u; h++) {
+    for (var j = 0u; j < C; j++) {
+      let w = q[j][h];
+      d[j] += dot4I8Packed(w & 0x0f0f0f0fu, xw[2u * h]) + dot4I8Packed((w >> 4u) & 0x0f0f0f0fu, xw[2u * h + 1u]);
+    }
+  }
+  let e = xd[c];
+  return (vec4<f32>(d) - e.y) * e.x;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32{{builtins}}) {
