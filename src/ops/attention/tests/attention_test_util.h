@@ -27,13 +27,16 @@ struct AttnConfig {
 
 // The graph every replay runs: k' = update_cache(k_cache, k, pos), mutated back; the same for v;
 // out = sdpa_with_kv_cache(q, k', v', pos). `pinned`: input_pos is the constant 0 instead of a
-// SymInt (a negative control).
-inline graph::Graph attention_graph(graph::GraphBuilder& b, const AttnConfig& c, bool pinned = false) {
+// SymInt (a negative control). `fill` > 0: k and v have their own row count, a SymInt "fill" in
+// [1, fill] (many cache rows written, the query's rows as q has them).
+inline graph::Graph attention_graph(graph::GraphBuilder& b, const AttnConfig& c, bool pinned = false,
+                                    int64_t fill = 0) {
   const graph::Dim seq = c.max_new == 1 ? graph::Dim(1) : graph::Dim(b.sym("seq", 1, c.max_new));
+  const graph::Dim rows = fill > 0 ? graph::Dim(b.sym("fill", 1, fill)) : seq;
   const graph::ValueId pos = pinned ? b.scalar_int(0) : b.sym_value(b.sym("pos", 0, c.max_seq - 1));
   auto q = b.input("q", c.io, {c.batch, seq, c.hq, c.dim});
-  auto k = b.input("k", c.io, {c.batch, seq, c.hkv, c.dim});
-  auto v = b.input("v", c.io, {c.batch, seq, c.hkv, c.dim});
+  auto k = b.input("k", c.io, {c.batch, rows, c.hkv, c.dim});
+  auto v = b.input("v", c.io, {c.batch, rows, c.hkv, c.dim});
   auto kc = b.mutable_buffer("k_cache", c.kv, {c.batch, c.hkv, c.max_seq, c.dim});
   auto vc = b.mutable_buffer("v_cache", c.kv, {c.batch, c.hkv, c.max_seq, c.dim});
   auto k2 = b.op1("update_cache", {kc, k, pos}, {}, "k_update");

@@ -84,27 +84,10 @@ AttnConfig long_config(const LongCase& lc) {
   c.hkv = lc.hkv;
   c.dim = lc.dim;
   c.max_seq = kMaxSeq;
+  c.max_new = 1;  // q is one row (a decode-only graph); k and v are kFill rows at most
   c.kv = lc.kv;
   c.options = lc.options;
   return c;
-}
-
-// k' = update_cache(k_cache, k, pos) with k [B, fill, Hkv, D] (fill from 1 to kFill), the same for
-// v; out = sdpa_with_kv_cache(q [B, 1, Hq, D], k', v', pos): one query row whatever the fill.
-graph::Graph long_graph(graph::GraphBuilder& b, const AttnConfig& c) {
-  const graph::Dim fill(b.sym("fill", 1, kFill));
-  const graph::ValueId pos = b.sym_value(b.sym("pos", 0, c.max_seq - 1));
-  auto q = b.input("q", c.io, {c.batch, 1, c.hq, c.dim});
-  auto k = b.input("k", c.io, {c.batch, fill, c.hkv, c.dim});
-  auto v = b.input("v", c.io, {c.batch, fill, c.hkv, c.dim});
-  auto kc = b.mutable_buffer("k_cache", c.kv, {c.batch, c.hkv, c.max_seq, c.dim});
-  auto vc = b.mutable_buffer("v_cache", c.kv, {c.batch, c.hkv, c.max_seq, c.dim});
-  auto k2 = b.op1("update_cache", {kc, k, pos}, {}, "k_update");
-  auto v2 = b.op1("update_cache", {vc, v, pos}, {}, "v_update");
-  b.mutate(kc, k2);
-  b.mutate(vc, v2);
-  b.output("out", b.op1("sdpa_with_kv_cache", {q, k2, v2, pos}, {}, "sdpa"));
-  return b.build();
 }
 
 // gtest prints a failing case by name.
@@ -115,7 +98,7 @@ class LongContext : public ::testing::TestWithParam<LongCase> {};
 TEST_P(LongContext, EveryQueryMatchesTheReference) {
   const AttnConfig c = long_config(GetParam());
   graph::GraphBuilder b;
-  Program prog(testing::shared_context(), long_graph(b, c), b.weights(), c.options);
+  Program prog(testing::shared_context(), testing::attention_graph(b, c, false, kFill), b.weights(), c.options);
   const RouteChoice& sdpa = testing::route_of(prog, "sdpa");
   ASSERT_EQ(sdpa.route, "flash_decoding") << testing::rejected_text(sdpa);
   AttnReference ref(c, c.kv == DType::f16);
