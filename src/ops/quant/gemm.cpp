@@ -8,8 +8,13 @@
 // itself, unless it is f16 of an odd width (its words straddle rows): then the reduce pass
 // packs it. Tile rows and splits are chosen from the current M at every resize; whenever M is
 // at most 4 the node runs q4_gemv's executable part instead (products.cpp).
+// With x in int8 (quant_gemm_x8, on by default), q8_chunks.wgsl first rounds x to int8 in
+// chunks of 32 (one step each) into scratch, and the int8 variant of q4_gemm (64-row tiles) sums
+// four products per dot4I8Packed against the nibbles made int8; x's rounding, at most half a step
+// per value, is an order of magnitude below the 4-bit weights' own (PERFORMANCE.md has the speed).
 // Options (tuning and tests): quant_gemm = off declines the route; quant_gemm_split = S asks for
-// S splits (at most one per slice); quant_gemm_rows = 64 or 128 fixes BM.
+// S splits (at most one per slice); quant_gemm_rows = 64 or 128 fixes BM (f32 x only);
+// quant_gemm_x8 = on | off.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -79,6 +84,7 @@ Facts facts_of(const NodeContext& ctx, const std::string& op) {
 
 struct Options {
   bool off = false;
+  bool x8 = true;      // x in int8
   uint64_t split = 0;  // 0: by shape
   uint64_t rows = 0;   // 0: by shape
 };
@@ -88,11 +94,15 @@ std::string options_of(const NodeContext& ctx, Options& o) {
   const std::string on = option(ctx, "quant_gemm");
   if (!on.empty() && on != "on" && on != "off") return "the quant_gemm option is '" + on + "', not on or off";
   o.off = on == "off";
+  const std::string x8 = option(ctx, "quant_gemm_x8");
+  if (!x8.empty() && x8 != "on" && x8 != "off") return "the quant_gemm_x8 option is '" + x8 + "', not on or off";
+  o.x8 = x8 != "off";
   if (auto why = count_option(ctx, "quant_gemm_split", 6, o.split); !why.empty()) return why;
   const std::string rows = option(ctx, "quant_gemm_rows");
   if (!rows.empty()) {
     if (rows != "64" && rows != "128") return "the quant_gemm_rows option is '" + rows + "', not 64 or 128";
     o.rows = std::stoul(rows);
+    if (o.x8 && o.rows != 64) return "the quant_gemm_rows option is " + rows + " with x in int8, which takes 64";
   }
   return "";
 }
@@ -144,6 +154,7 @@ class GemmExec : public Steps {
     if (m_ > kGemvRows) plan_ = plan_of(facts, opts, m_);
     gemv->resize(ctx);
     if (norm) norm->resize(ctx);
+    if (quantize) quantize->resize(ctx);
     for (auto& [key, d] : gemm) d->resize(ctx);
     if (reduce) reduce->resize(ctx);
   }
@@ -153,6 +164,7 @@ class GemmExec : public Steps {
       return;
     }
     if (norm) norm->record(rec);
+    if (quantize) quantize->record(rec);
     gemm.at({plan_.rows, plan_.partial})->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
@@ -161,6 +173,7 @@ class GemmExec : public Steps {
   const Options opts;
   std::unique_ptr<runtime::NodeExec> gemv;
   std::unique_ptr<runtime::NodeExec> norm;  // add_rms_norm_ products: x normalized into scratch
+  std::unique_ptr<DispatchExec> quantize;    // int8 x: x rounded into scratch
   std::map<std::pair<uint64_t, bool>, std::unique_ptr<DispatchExec>> gemm;  // by tile rows and partial
   std::unique_ptr<DispatchExec> reduce;
 
@@ -173,14 +186,17 @@ auto u32(uint64_t v) { return static_cast<uint32_t>(v); }
 
 // The GEMM dispatch for tile rows `rows` writing partials or the output: it runs only where the
 // current M's plan says so (else no workgroups).
+// With int8 x, X is q8_chunks' output: the words, then the steps from word xd_base.
 std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts& f, const Options& o, uint64_t rows,
-                                            bool partial, const std::vector<gpu::BufferBinding>& buffers) {
+                                            bool partial, uint64_t xd_base,
+                                            const std::vector<gpu::BufferBinding>& buffers) {
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
-  const gpu::Kernel& kernel = product_kernel(ctx, "q4_gemm.m" + std::to_string(rows), b, "params.out_n");
+  const gpu::Kernel& kernel =
+      product_kernel(ctx, (o.x8 ? "q4_gemm.i8.m" : "q4_gemm.m") + std::to_string(rows), b, "params.out_n");
   const uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.f16 ? kXF16 : 0) |
                          (partial ? kPartial : ((f.f16 ? kOutF16 : 0) | (f.swiglu ? kSwiglu : 0)));
-  auto update = [f, o, rows, partial, flags](const NodeContext& c) {
+  auto update = [f, o, rows, partial, flags, xd_base](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kGemmParams, 0);
     const uint64_t m = rows_now(c);
@@ -189,7 +205,7 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
     if (p.rows != rows || p.partial != partial) return l;
     l.params = {u32(m),         u32(f.n),          u32(f.k),       flags,     u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
                 u32(f.out_n),   u32(p.tiles_n),    u32(p.tiles_m), u32(p.chunk), u32(p.splits),  f.q4p.scale_base,
-                f.q4p.group_shift, f.q4p.groups,   0,              0};
+                f.q4p.group_shift, f.q4p.groups,   u32(xd_base),   0};
     l.workgroups = p.workgroups();
     return l;
   };
@@ -219,6 +235,23 @@ std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Fact
     return l;
   };
   return std::make_unique<DispatchExec>(ctx, kernel, buffers, kReduceParams, update);
+}
+
+// q8_chunks: x's rows in int8 chunks into `q` (the words) and `d` (the steps).
+std::unique_ptr<DispatchExec> quantize_dispatch(const NodeContext& ctx, const Facts& f, gpu::BufferBinding x,
+                                                gpu::BufferBinding q, gpu::BufferBinding d) {
+  const gpu::Kernel& kernel = family_kernel(
+      ctx, std::string("q8_chunks.") + (f.f16 ? "f16" : "f32"),
+      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage});
+  auto update = [f](const NodeContext& c) {
+    DispatchExec::Launch l;
+    const uint64_t m = rows_now(c);
+    const uint64_t chunks = m <= kGemvRows ? 0 : m * f.k / kSlice;
+    l.params = {u32(chunks), 0, 0, 0};
+    l.workgroups = ceil_div(chunks, kWorkgroup);
+    return l;
+  };
+  return std::make_unique<DispatchExec>(ctx, kernel, std::vector<gpu::BufferBinding>{x, q, d}, 4, update);
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op) {
@@ -256,12 +289,23 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   const gpu::BufferBinding w = ctx.input(ops.weight).binding();
   // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
   const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  // int8 x: M x K bytes of words, then (at a binding offset's alignment) M x K / 32 steps.
+  uint64_t xd_base = 0;
+  if (o.x8) {
+    const uint64_t bytes = max_rows(ctx) * f.k, steps = bytes / 8;
+    const uint64_t align = ctx.gpu().limits().min_storage_buffer_offset_alignment;
+    const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
+    const gpu::BufferBinding q8 = exec->scratch(ctx, end);
+    xd_base = at / 4;
+    exec->quantize = quantize_dispatch(ctx, f, x, {q8.buffer, q8.offset, bytes}, {q8.buffer, q8.offset + at, steps});
+    x = {q8.buffer, q8.offset, end};
+  }
   for (const auto& key : used) {
     const auto [rows, partial] = key;
     const std::vector<gpu::BufferBinding> buffers =
         partial ? std::vector<gpu::BufferBinding>{x, nibbles, w, bias, partials, spare[0], spare[1]}
                 : std::vector<gpu::BufferBinding>{x, nibbles, w, bias, outs[0], outs[1], outs[2]};
-    exec->gemm[key] = gemm_dispatch(ctx, f, o, rows, partial, buffers);
+    exec->gemm[key] = gemm_dispatch(ctx, f, o, rows, partial, xd_base, buffers);
   }
   return exec;
 }

@@ -11,6 +11,13 @@
 // q4_gemm_reduce.wgsl adds up and finishes; otherwise (one split) the epilogue writes y itself:
 // bias, f16 in word pairs (every output width even), linear_qkv's column split into up to three
 // outputs, or linear_swiglu's gate/up pairs (columns 2j, 2j + 1 -> output column j).
+// The int8 variant (q4_gemm.i8.m64) takes x as q8_chunks.wgsl rounded it (int8 in chunks of 32 with
+// one step each, the steps from word params.xd_base of X) and turns W's nibbles into int8 (q - 8)
+// while staging: a slice is then 8 words per row and per column, and each invocation keeps
+// TM x 8 integer sums, four products per dot4I8Packed (exact in i32: |sum| <= 32 * 127 * 8),
+// which it scales by x's and W's steps into its f32 sums once per slice. Its two buffers of
+// workgroup memory take one barrier per slice: the next slice is staged while this one is
+// multiplied.
 struct Params {
   m: u32,
   n: u32,            // product columns
@@ -26,7 +33,7 @@ struct Params {
   scale_base: u32,   // the first scale's word in S
   group_shift: u32,  // log2(group size)
   groups: u32,       // groups per row: k / group size
-  pad0: u32,
+  xd_base: u32,     // int8 x: the word of X where the steps begin
   pad1: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
@@ -188,17 +195,13 @@ fn finish(split: u32, m: u32, n: u32, v: vec4<f32>) {
   if (n + 3u < params.n) { put(m, n + 3u, y.w); }
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let wg = wgx_workgroup_index(wid, nwg);
-  let tiles = params.tiles_m * params.tiles_n;
-  let split = wg / tiles;
-  if (split >= params.splits) { return; }
-  let m0 = ((wg % tiles) / params.tiles_n) * BM;
-  let n0 = ((wg % tiles) % params.tiles_n) * BN;
-  let first = split * params.chunk;
-  let last = min(first + params.chunk, params.k / BK);
+// The f32 product of workgroup `t`'s tile.
+fn gemm_f32(lid: u32, t: Tile) {
+  let split = t.split;
+  let m0 = t.m0;
+  let n0 = t.n0;
+  let first = t.first;
+  let last = t.last;
   let tx = lid % 16u;
   let ty = lid / 16u;
   // c<i><h>: row 4 ty + i (i < 4) or 64 + 4 ty + i - 4, columns 4 tx.. (h = 0) or 64 + 4 tx.. (h = 1).
@@ -269,4 +272,146 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     finish(split, r + 67u, n, c70);
     finish(split, r + 67u, n + 64u, c71);
   }
+}
+
+// int8: the slices' words. Aq[(b * BW + w) * AQ + r / 4][r % 4]: word w of x's row m0 + r in
+// buffer b; Bq likewise for W's column n0 + c (as int8); Ad and Bd their steps.
+const BW = 8u;
+var<workgroup> Aq: array<vec4<u32>, 2u * BW * AQ>;
+var<workgroup> Bq: array<vec4<u32>, 2u * BW * BQ>;
+var<workgroup> Ad: array<vec4<f32>, 2u * AQ>;
+var<workgroup> Bd: array<vec4<f32>, 2u * BQ>;
+var<private> qx: vec4<u32>;  // the next slice: half of one row's words of x (lid < 2 BM)
+var<private> dx: f32;        // or one row's step (2 BM <= lid < 3 BM)
+
+// The next slice's words into registers: x's by the first 3 BM invocations (BM = 64), W's (one
+// column's half, as load()) and its scale by all.
+fn load_i8(lid: u32, m0: u32, n0: u32, s: u32) {
+  let chunks = params.k / BK;
+  if (lid < 2u * BM) {
+    let m = min(m0 + lid % BM, params.m - 1u);
+    qx = X[2u * (m * chunks + s) + lid / BM];
+  } else if (lid < 3u * BM) {
+    let e = params.xd_base + min(m0 + lid - 2u * BM, params.m - 1u) * chunks + s;
+    dx = bitcast<f32>(X[e >> 2u][e & 3u]);
+  }
+  let n = min(n0 + lid % BN, params.n - 1u);
+  wr = W[((n * params.k + s * BK) >> 4u) + lid / BN];
+  sc = scale(n * params.groups + ((s * BK) >> params.group_shift));
+}
+
+// A weight word's nibbles q as int8 q - 8, even elements then odd (w & 0x0f0f0f0f's byte order
+// and (w >> 4)'s): each byte b + 0x78 stays below 0x100, and flipping its bit 7 leaves b - 8 in
+// two's complement.
+fn signed_nibbles(w: u32) -> vec2<u32> {
+  return ((vec2<u32>(w, w >> 4u) & vec2<u32>(0x0f0f0f0fu)) + vec2<u32>(0x78787878u)) ^ vec2<u32>(0x80808080u);
+}
+
+// Writes the registers' slice into buffer b.
+fn stage_i8(lid: u32, b: u32) {
+  if (lid < 2u * BM) {
+    let r = lid % BM;
+    let w0 = 4u * (lid / BM);
+    for (var i = 0u; i < 4u; i++) { Aq[(b * BW + w0 + i) * AQ + r / 4u][r % 4u] = qx[i]; }
+  } else if (lid < 3u * BM) {
+    let r = lid - 2u * BM;
+    Ad[b * AQ + r / 4u][r % 4u] = dx;
+  }
+  let c = lid % BN;
+  let h = 2u * (lid / BN);  // W's words h, h + 1: int8 words 2h .. 2h + 3
+  let lo = signed_nibbles(wr.x);
+  let hi = signed_nibbles(wr.y);
+  Bq[(b * BW + 2u * h) * BQ + c / 4u][c % 4u] = lo.x;
+  Bq[(b * BW + 2u * h + 1u) * BQ + c / 4u][c % 4u] = lo.y;
+  Bq[(b * BW + 2u * h + 2u) * BQ + c / 4u][c % 4u] = hi.x;
+  Bq[(b * BW + 2u * h + 3u) * BQ + c / 4u][c % 4u] = hi.y;
+  if (lid < BN) { Bd[b * BQ + c / 4u][c % 4u] = sc; }
+}
+
+fn dot4(a: u32, b: vec4<u32>) -> vec4<i32> {
+  return vec4<i32>(dot4I8Packed(a, b.x), dot4I8Packed(a, b.y), dot4I8Packed(a, b.z), dot4I8Packed(a, b.w));
+}
+
+// The int8 product of workgroup `t`'s tile (BM = 64: 4 rows by 8 columns per invocation).
+fn gemm_i8(lid: u32, t: Tile) {
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+  var c00 = vec4<f32>(0.0);
+  var c01 = vec4<f32>(0.0);
+  var c10 = vec4<f32>(0.0);
+  var c11 = vec4<f32>(0.0);
+  var c20 = vec4<f32>(0.0);
+  var c21 = vec4<f32>(0.0);
+  var c30 = vec4<f32>(0.0);
+  var c31 = vec4<f32>(0.0);
+  if (t.first < t.last) {
+    load_i8(lid, t.m0, t.n0, t.first);
+    stage_i8(lid, 0u);
+  }
+  workgroupBarrier();
+  for (var s = t.first; s < t.last; s++) {
+    let b = (s - t.first) & 1u;
+    if (s + 1u < t.last) { load_i8(lid, t.m0, t.n0, s + 1u); }
+    var s00 = vec4<i32>();
+    var s01 = vec4<i32>();
+    var s10 = vec4<i32>();
+    var s11 = vec4<i32>();
+    var s20 = vec4<i32>();
+    var s21 = vec4<i32>();
+    var s30 = vec4<i32>();
+    var s31 = vec4<i32>();
+    for (var w = 0u; w < BW; w++) {
+      let a = Aq[(b * BW + w) * AQ + ty];
+      let b0 = Bq[(b * BW + w) * BQ + tx];
+      let b1 = Bq[(b * BW + w) * BQ + 16u + tx];
+      s00 += dot4(a.x, b0);
+      s01 += dot4(a.x, b1);
+      s10 += dot4(a.y, b0);
+      s11 += dot4(a.y, b1);
+      s20 += dot4(a.z, b0);
+      s21 += dot4(a.z, b1);
+      s30 += dot4(a.w, b0);
+      s31 += dot4(a.w, b1);
+    }
+    let da = Ad[b * AQ + ty];
+    let d0 = Bd[b * BQ + tx];
+    let d1 = Bd[b * BQ + 16u + tx];
+    c00 = fma(vec4<f32>(s00), da.x * d0, c00);
+    c01 = fma(vec4<f32>(s01), da.x * d1, c01);
+    c10 = fma(vec4<f32>(s10), da.y * d0, c10);
+    c11 = fma(vec4<f32>(s11), da.y * d1, c11);
+    c20 = fma(vec4<f32>(s20), da.z * d0, c20);
+    c21 = fma(vec4<f32>(s21), da.z * d1, c21);
+    c30 = fma(vec4<f32>(s30), da.w * d0, c30);
+    c31 = fma(vec4<f32>(s31), da.w * d1, c31);
+    // The other buffer was last read before the previous barrier.
+    if (s + 1u < t.last) { stage_i8(lid, b ^ 1u); }
+    workgroupBarrier();
+  }
+  let r = t.m0 + 4u * ty;
+  let n = t.n0 + 4u * tx;
+  finish(t.split, r, n, c00);
+  finish(t.split, r, n + 64u, c01);
+  finish(t.split, r + 1u, n, c10);
+  finish(t.split, r + 1u, n + 64u, c11);
+  finish(t.split, r + 2u, n, c20);
+  finish(t.split, r + 2u, n + 64u, c21);
+  finish(t.split, r + 3u, n, c30);
+  finish(t.split, r + 3u, n + 64u, c31);
+}
+
+// Workgroup wg's tile: its split of K, first row and column, and slices [first, last).
+struct Tile { split: u32, m0: u32, n0: u32, first: u32, last: u32 }
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let wg = wgx_workgroup_index(wid, nwg);
+  let tiles = params.tiles_m * params.tiles_n;
+  let split = wg / tiles;
+  if (split >= params.splits) { return; }
+  let first = split * params.chunk;
+  let t = Tile(split, ((wg % tiles) / params.tiles_n) * BM, ((wg % tiles) % params.tiles_n) * BN, first,
+               min(first + params.chunk, params.k / BK));
+  {{gemm}}(lid, t);
 }

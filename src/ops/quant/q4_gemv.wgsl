@@ -51,13 +51,10 @@ const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
 // One row of x staged in workgroup memory (the staged variants size these by override constants;
 // elsewhere they are unused and 1 long). In f32: K floats, laid out so that the lanes of a group,
 // reading neighbouring chunks, hit neighbouring vec4s: part p (0..7, 4 floats) of chunk c sits at
-// xs[p * K / 32 + c]. In int8 (stage_chunk_i8): chunk c's 32 values as q * dx, q in [-127, 127],
-// dx = max |x| / 127 (rounded to nearest); its 8 words at xq[c] and xq[K / 32 + c] (words h = 0,
-// 1, then 2, 3); word 2h holds the q of elements 8h, 8h + 2, 8h + 4 and 8h + 6, word 2h + 1 the
-// odd ones: the bytes that w & 0x0f0f0f0f and (w >> 4) & 0x0f0f0f0f take from a weight word.
-// xd[c] = (dx, 8 * sum of q), the nibbles' offset of 8. A chunk's integer sum is exact (below
-// 2^17); rounding x to a multiple of dx (at most dx / 2 off) is the error this adds
-// (tests/test_options.cpp bounds it).
+// xs[p * K / 32 + c]. In int8 (stage_chunk_i8): chunk c's 32 values as i8_chunk rounds them, its
+// words lo at xq[c], hi at xq[K / 32 + c]; xd[c] = (dx, 8 * sum of q), the nibbles' offset of 8.
+// A chunk's integer sum is exact (below 2^17); rounding x to a multiple of dx (at most dx / 2
+// off) is the error this adds (tests/test_options.cpp bounds it).
 override XS: u32 = 1u;  // K / 4
 override XQ: u32 = 1u;  // K / 16
 override XD: u32 = 1u;  // K / 32
@@ -66,21 +63,10 @@ var<workgroup> xq: array<vec4<u32>, XQ>;
 var<workgroup> xd: array<vec2<f32>, XD>;
 
 fn stage_chunk_i8(c: u32, nc: u32, v: array<vec4<f32>, 8>) {
-  var amax = 0.0;
-  for (var i = 0u; i < 8u; i++) { let a = abs(v[i]); amax = max(amax, max(max(a.x, a.y), max(a.z, a.w))); }
-  let inv = select(0.0, 127.0 / amax, amax > 0.0);
-  var w: array<u32, 8>;
-  var sum = vec4<i32>();
-  for (var h = 0u; h < 4u; h++) {
-    let a = vec4<i32>(clamp(round(v[2u * h] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));       // 8h .. 8h + 3
-    let b = vec4<i32>(clamp(round(v[2u * h + 1u] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));  // 8h + 4 .. 8h + 7
-    w[2u * h] = pack4xI8(vec4<i32>(a.x, a.z, b.x, b.z));
-    w[2u * h + 1u] = pack4xI8(vec4<i32>(a.y, a.w, b.y, b.w));
-    sum += a + b;
-  }
-  xq[c] = vec4<u32>(w[0], w[1], w[2], w[3]);
-  xq[nc + c] = vec4<u32>(w[4], w[5], w[6], w[7]);
-  xd[c] = vec2<f32>(amax / 127.0, 8.0 * f32(sum.x + sum.y + sum.z + sum.w));
+  let q = i8_chunk(v);
+  xq[c] = q.lo;
+  xq[nc + c] = q.hi;
+  xd[c] = vec2<f32>(q.dx, 8.0 * f32(q.sum));
 }
 
 // Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).

@@ -137,7 +137,7 @@ class Products {
       }
     }
     Reference all = linear_dots(x, node.m, s.k, node.w.values, s.n, node.bias.values);
-    if (s.x8 && node.m == 1) add_x8_error(all, x, s.k, node.w.values, s.k + norm_terms(s) + 3);
+    if (rounds_x(s, node.m)) add_x8_error(all, x, node.m, s.k, node.w.values, s.k + norm_terms(s) + 3);
     const int64_t n = s.swiglu ? s.n / 2 : s.n;  // columns of the output
     if (s.swiglu) all = swiglu_reference(all, node.m, s.n);
     const std::vector<int64_t> widths = s.splits.empty() ? std::vector<int64_t>{n} : s.splits;
@@ -178,27 +178,40 @@ class Products {
   // products (K + 8); f16, one rounding of the normalized x either way (2^-10: 2^14 terms).
   static int64_t norm_terms(const ProductSpec& s) { return !s.norm ? 0 : s.x == DType::f16 ? 16384 : s.k + 8; }
 
-  // quant_gemv_x8's rounding of one row of x: each 32-value chunk b becomes multiples of
-  // dx_b = max_b |x| / 127, each at most dx_b / 2 off (plus 1e-4 of that for the f32 rounding
-  // of dx, of 127 / max and of x * 127 / max), so column j's product moves by at most the sum
-  // over chunks of dx_b / 2 * sum_b |w_j|. Added to each magnitude as that error over gamma_terms,
-  // so that within_bound (and swiglu_reference's propagation) take it in.
-  static void add_x8_error(Reference& r, const std::vector<float>& x, int64_t k, const std::vector<float>& w,
-                           int64_t terms) {
+  // Whether the kernel that runs node `s` at m rows rounds x to int8: the one-row kernel with
+  // ProductSpec::x8, q4_gemm above 4 rows unless gemm_x8 is off.
+  bool rounds_x(const ProductSpec& s, int64_t m) const {
+    return (s.x8 && m == 1) || (gemm_x8 && std::string(s.route) == "q4_gemm" && m > 4);
+  }
+
+  // The rounding of x to int8 (quant_gemv_x8, quant_gemm_x8) of m rows of k: each 32-value chunk
+  // b becomes multiples of dx_b = max_b |x| / 127, each at most dx_b / 2 off (plus 1e-4 of that
+  // for the f32 rounding of dx, of 127 / max and of x * 127 / max), so column j's product moves
+  // by at most the sum over chunks of dx_b / 2 * sum_b |w_j|. Added to each magnitude as that
+  // error over gamma_terms, so that within_bound (and swiglu_reference's propagation) take it in.
+  static void add_x8_error(Reference& r, const std::vector<float>& x, int64_t m, int64_t k,
+                           const std::vector<float>& w, int64_t terms) {
     const double u = std::ldexp(1.0, -24), gamma = static_cast<double>(terms) * u / (1 - static_cast<double>(terms) * u);
-    for (size_t j = 0; j < r.magnitude.size(); ++j) {
-      double e = 0;
-      for (int64_t b = 0; b < k; b += 32) {
-        double amax = 0, wsum = 0;
-        for (int64_t i = b; i < b + 32; ++i) {
-          amax = std::max(amax, double(std::abs(x[i])));
-          wsum += std::abs(w[j * k + i]);
+    const size_t n = r.magnitude.size() / static_cast<size_t>(m);
+    for (size_t row = 0; row < static_cast<size_t>(m); ++row) {
+      const float* xr = x.data() + row * static_cast<size_t>(k);
+      for (size_t j = 0; j < n; ++j) {
+        double e = 0;
+        for (int64_t b = 0; b < k; b += 32) {
+          double amax = 0, wsum = 0;
+          for (int64_t i = b; i < b + 32; ++i) {
+            amax = std::max(amax, double(std::abs(xr[i])));
+            wsum += std::abs(w[j * k + i]);
+          }
+          e += amax / 127 * 0.5 * (1 + 1e-4) * wsum;
         }
-        e += amax / 127 * 0.5 * (1 + 1e-4) * wsum;
+        r.magnitude[row * n + j] += e / gamma;
       }
-      r.magnitude[j] += e / gamma;
     }
   }
+
+  // Whether the program rounds x to int8 in q4_gemm (quant_gemm_x8: on unless set off).
+  bool gemm_x8 = true;
 
  private:
   static constexpr const char* kParts[3] = {"q", "k", "v"};

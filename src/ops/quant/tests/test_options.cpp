@@ -253,26 +253,77 @@ TEST(QuantOptions, GemmSplitsAndTileHeightsGiveTheSameResults) {
   struct Case {
     const char* split;
     const char* rows;  // "": the default (64)
+    bool x8;           // quant_gemm_x8: x rounded to int8 (its own bound), one more dispatch per node
     size_t reduced;    // nodes that take the reduce pass
   };
   // One split: the GEMM writes y itself but for the odd f16 width; 3 or more than the slices
   // (one split per slice): partials for all.
-  for (const Case& c : {Case{"1", "128", 1}, Case{"3", "64", 8}, Case{"1000", "128", 8}, Case{"1000", "", 8}}) {
-    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows);
-    RuntimeOptions options{{"quant_gemm_split", c.split}};
+  for (const Case& c : {Case{"1", "128", false, 1}, Case{"3", "64", false, 8}, Case{"1000", "128", false, 8},
+                        Case{"1000", "", false, 8}, Case{"1", "", true, 1}, Case{"3", "", true, 8},
+                        Case{"1000", "64", true, 8}}) {
+    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows + (c.x8 ? " int8 x" : " f32 x"));
+    RuntimeOptions options{{"quant_gemm_split", c.split}, {"quant_gemm_x8", c.x8 ? "on" : "off"}};
     if (*c.rows) options["quant_gemm_rows"] = c.rows;
     graph::GraphBuilder b;
     Products p;
+    p.gemm_x8 = c.x8;
     for (const auto& s : specs) p.add(b, s);
     Program prog(testing::shared_context(), b.build(), b.weights(), options);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
-    EXPECT_EQ(prog.dispatches_per_execute(), specs.size() + c.reduced);
+    EXPECT_EQ(prog.dispatches_per_execute(), (c.x8 ? 2 : 1) * specs.size() + c.reduced);
     for (int64_t m : {3, 70, 5}) {  // q4_gemv's part, then the GEMM again
       p.set(prog, "sym", m);
       prog.execute();
       p.verify(prog, "sym");
+    }
+  }
+}
+
+TEST(QuantOptions, GemmRoundsXToInt8UnlessTurnedOff) {
+  // By default q4_gemm rounds x to int8 (q8_chunks) and multiplies in int8; with K = 64 the plain
+  // f32 bound is far below that rounding's effect, so it tells the two apart (the control: off,
+  // the plain bound holds). x rounded on the host as the kernel should round it gives the
+  // product within the plain bound (rounding down instead, say, would not), for f32 and f16 x.
+  const DType f16 = DType::f16, f32 = DType::f32;
+  const std::vector<testing::ProductSpec> specs{
+      {"f32x", 37, 113, 64, 32, f32, f32, true, {}, "q4_gemm"},
+      {"f16x", 70, 40, 64, 32, f32, f16, false, {}, "q4_gemm"},
+  };
+  for (const bool x8 : {true, false}) {
+    SCOPED_TRACE(x8 ? "default" : "quant_gemm_x8 off");
+    graph::GraphBuilder b;
+    Products p;
+    p.gemm_x8 = x8;
+    for (const auto& s : specs) p.add(b, s);
+    RuntimeOptions options;
+    if (!x8) options["quant_gemm_x8"] = "off";
+    Program prog(testing::shared_context(), b.build(), b.weights(), options);
+    for (const auto& s : specs) p.set(prog, s.name, s.m);
+    prog.execute();
+    for (const auto& s : specs) {
+      p.verify(prog, s.name);
+      const std::vector<float> got = prog.read_f32(s.name + ".y");
+      const std::vector<float>& x = p.x(s.name).values;
+      const testing::Reference plain = testing::linear_dots(x, s.m, 64, p.weight(s.name).values, s.n, p.bias(s.name).values);
+      EXPECT_EQ(testing::within_bound(got, plain, 64, s.x == f16), !x8) << s.name;
+      if (!x8) continue;
+      const std::vector<double> xr = int8_rounded(x);
+      testing::Reference want;
+      const std::vector<float>& w = p.weight(s.name).values;
+      for (int64_t r = 0; r < s.m; ++r) {
+        for (int64_t j = 0; j < s.n; ++j) {
+          double y = s.bias ? p.bias(s.name).values[j] : 0, mag = std::abs(y);
+          for (int64_t i = 0; i < 64; ++i) {
+            y += xr[r * 64 + i] * w[j * 64 + i];
+            mag += std::abs(xr[r * 64 + i] * w[j * 64 + i]);
+          }
+          want.values.push_back(y);
+          want.magnitude.push_back(mag);
+        }
+      }
+      EXPECT_TRUE(testing::within_bound(got, want, 64, s.x == f16)) << s.name << ": x rounded on the host";
     }
   }
 }
@@ -309,6 +360,8 @@ TEST(QuantOptions, BadGemmOptionsAreBuildErrors) {
       {"quant_gemm_split", "0", "the quant_gemm_split option is '0'"},
       {"quant_gemm_split", "two", "the quant_gemm_split option is 'two'"},
       {"quant_gemm_rows", "32", "the quant_gemm_rows option is '32'"},
+      {"quant_gemm_x8", "yes", "the quant_gemm_x8 option is 'yes', not on or off"},
+      {"quant_gemm_rows", "128", "the quant_gemm_rows option is 128 with x in int8, which takes 64"},
   };
   for (const auto& [name, value, message] : cases) {
     SCOPED_TRACE(name);

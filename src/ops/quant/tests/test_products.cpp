@@ -24,18 +24,20 @@ TEST(QuantProducts, EveryNodeMatchesTheDequantizedReference) {
   // output width (g3_x16, qkv_d37_x16, n_qkv_d37_x16) add a pack pass each, and the three linear_swiglu nodes whose kernel writes f32
   // scratch add the swiglu pass.
   // The add_rms_norm_ nodes add add_rms_norm's dispatch, except at one row of f32 x into q4_gemv
-  // (the prologue): n_qkv_g1 and n_sw_g1_k2048 run one dispatch each.
-  size_t reduced = 0, normalized = 0;
+  // (the prologue): n_qkv_g1 and n_sw_g1_k2048 run one dispatch each. q4_gemm nodes above 4 rows
+  // round x to int8 first (q8_chunks: one more).
+  size_t reduced = 0, normalized = 0, quantized = 0;
   for (const testing::ProductSpec& p : testing::product_specs()) {
     const std::vector<int64_t> widths = p.splits.empty() ? std::vector<int64_t>{p.swiglu ? p.n / 2 : p.n} : p.splits;
     const bool odd_f16 =
         p.x == graph::DType::f16 && std::any_of(widths.begin(), widths.end(), [](int64_t w) { return w % 2 != 0; });
     if (std::string(p.route) == "q4_gemm" && (p.k > 32 || odd_f16)) ++reduced;
+    if (std::string(p.route) == "q4_gemm" && p.m > 4) ++quantized;
     if (p.norm && !(p.m == 1 && p.x == graph::DType::f32 && p.group != 0)) ++normalized;
   }
   EXPECT_EQ(normalized, 5u);
   EXPECT_EQ(s.prog->dispatches_per_execute(),
-            testing::product_specs().size() + testing::embedding_specs().size() + reduced + normalized + 3 + 3);
+            testing::product_specs().size() + testing::embedding_specs().size() + reduced + normalized + quantized + 3 + 3);
 }
 
 TEST(QuantProducts, RoutesDeclineForTheirGuards) {
