@@ -142,11 +142,11 @@ void ContextOptions::add_toggles(std::string_view csv) {
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (item.empty()) continue;
-    if (item.front() == '-') {
-      disable_toggles.emplace_back(item.substr(1));
-    } else {
-      enable_toggles.emplace_back(item);
-    }
+    const bool off = item.front() == '-';
+    if (off) item.remove_prefix(1);
+    std::erase(enable_toggles, item);
+    std::erase(disable_toggles, item);
+    (off ? disable_toggles : enable_toggles).emplace_back(item);
   }
 }
 

@@ -30,8 +30,12 @@ const char* to_string(AdapterChoice choice);
 
 struct ContextOptions {
   AdapterChoice adapter = AdapterChoice::Auto;
-  // Dawn device toggles (see PLATFORM.md), e.g. "skip_validation", "disable_robustness".
-  std::vector<std::string> enable_toggles;
+  // Dawn device toggles (see PLATFORM.md), e.g. "skip_validation". disable_robustness is on by
+  // default: Dawn's clamping of every array index costs the prefill GEMM and attention kernels
+  // 5-10% (PERFORMANCE.md), and our kernels bound-check what they access themselves (the op
+  // tests run both with and without it: scripts/test.sh). "-disable_robustness" turns the
+  // clamping back on.
+  std::vector<std::string> enable_toggles{"disable_robustness"};
   std::vector<std::string> disable_toggles;
   // Optional features are requested when present; these let a caller leave one out.
   bool want_timestamps = true;
@@ -40,7 +44,8 @@ struct ContextOptions {
   // Report the adapter that `auto` picked on stderr.
   bool announce = true;
 
-  // Adds toggles from a comma-separated list: "name" enables, "-name" disables.
+  // Adds toggles from a comma-separated list: "name" enables, "-name" disables (the last word on
+  // a toggle wins).
   void add_toggles(std::string_view csv);
   // Defaults overridden by WGX_ADAPTER and WGX_TOGGLES.
   static ContextOptions from_env();

@@ -34,6 +34,12 @@ TEST(ContextOptions, TogglesFromACommaSeparatedList) {
   o.add_toggles("skip_validation, -lazy_clear_resource_on_first_use,,disable_robustness");
   EXPECT_EQ(o.enable_toggles, (std::vector<std::string>{"skip_validation", "disable_robustness"}));
   EXPECT_EQ(o.disable_toggles, (std::vector<std::string>{"lazy_clear_resource_on_first_use"}));
+  // disable_robustness is on by default; the last word on a toggle wins.
+  ContextOptions d;
+  EXPECT_EQ(d.enable_toggles, (std::vector<std::string>{"disable_robustness"}));
+  d.add_toggles("-disable_robustness,skip_validation,-skip_validation");
+  EXPECT_TRUE(d.enable_toggles.empty());
+  EXPECT_EQ(d.disable_toggles, (std::vector<std::string>{"disable_robustness", "skip_validation"}));
 }
 
 TEST(Context, AdapterIsRealAndDescribed) {
