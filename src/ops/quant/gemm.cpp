@@ -13,7 +13,8 @@
 // four products per dot4I8Packed against the nibbles made int8; x's rounding, at most half a step
 // per value, is an order of magnitude below the 4-bit weights' own (PERFORMANCE.md has the speed).
 // Options (tuning and tests): quant_gemm = off declines the route; quant_gemm_split = S asks for
-// S splits (at most one per slice); quant_gemm_rows = 64 or 128 fixes BM (f32 x only);
+// S splits (at most one per slice); quant_gemm_wgs = G sets the workgroups that the splits aim
+// for (default 256); quant_gemm_rows = 64 or 128 fixes BM (f32 x only);
 // quant_gemm_x8 = on | off.
 #include <algorithm>
 #include <array>
@@ -87,6 +88,7 @@ struct Options {
   bool x8 = true;      // x in int8
   uint64_t split = 0;  // 0: by shape
   uint64_t rows = 0;   // 0: by shape
+  uint64_t target = kTargetWorkgroups;  // workgroups split-K aims for
 };
 
 // The options, or why one is malformed.
@@ -98,6 +100,8 @@ std::string options_of(const NodeContext& ctx, Options& o) {
   if (!x8.empty() && x8 != "on" && x8 != "off") return "the quant_gemm_x8 option is '" + x8 + "', not on or off";
   o.x8 = x8 != "off";
   if (auto why = count_option(ctx, "quant_gemm_split", 6, o.split); !why.empty()) return why;
+  if (auto why = count_option(ctx, "quant_gemm_wgs", 6, o.target); !why.empty()) return why;
+
   const std::string rows = option(ctx, "quant_gemm_rows");
   if (!rows.empty()) {
     if (rows != "64" && rows != "128") return "the quant_gemm_rows option is '" + rows + "', not 64 or 128";
@@ -125,7 +129,7 @@ Plan plan_of(const Facts& f, const Options& o, uint64_t m) {
   p.tiles_n = ceil_div(f.n, kTileCols);
   const uint64_t slices = f.k / kSlice;
   const uint64_t tiles = p.tiles_m * p.tiles_n;
-  const uint64_t want = o.split ? o.split : tiles >= kTargetWorkgroups ? 1 : ceil_div(kTargetWorkgroups, tiles);
+  const uint64_t want = o.split ? o.split : tiles >= o.target ? 1 : ceil_div(o.target, tiles);
   p.chunk = ceil_div(slices, std::clamp<uint64_t>(want, 1, slices));
   p.splits = ceil_div(slices, p.chunk);
   p.partial = p.splits > 1 || f.scratch;

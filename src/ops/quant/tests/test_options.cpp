@@ -361,6 +361,7 @@ TEST(QuantOptions, BadGemmOptionsAreBuildErrors) {
       {"quant_gemm_split", "two", "the quant_gemm_split option is 'two'"},
       {"quant_gemm_rows", "32", "the quant_gemm_rows option is '32'"},
       {"quant_gemm_x8", "yes", "the quant_gemm_x8 option is 'yes', not on or off"},
+      {"quant_gemm_wgs", "0", "the quant_gemm_wgs option is '0'"},
       {"quant_gemm_rows", "128", "the quant_gemm_rows option is 128 with x in int8, which takes 64"},
   };
   for (const auto& [name, value, message] : cases) {
