@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "graph/storage.h"
 #include "ops/quant/quantize.h"
@@ -138,6 +139,20 @@ OpCase add_case(const Geometry& g, int64_t m) {
   return c;
 }
 
+// Half-size (f16) k and v caches [1, hkv, max_seq, d] with random contents (timing on zeros can
+// flatter a kernel).
+std::pair<graph::ValueId, graph::ValueId> random_caches(GraphBuilder& b, int64_t hkv, int64_t max_seq, int64_t d) {
+  std::vector<uint8_t> init(static_cast<size_t>(hkv * max_seq * d) * 2);
+  std::mt19937 rng(3);
+  for (size_t i = 0; i < init.size(); i += 2) {
+    const uint16_t h = graph::f32_to_f16(std::uniform_real_distribution<float>(-1.f, 1.f)(rng));
+    std::memcpy(init.data() + i, &h, 2);
+  }
+  auto k0 = b.constant("k_init", DType::f16, {1, hkv, max_seq, d}, init);
+  auto v0 = b.constant("v_init", DType::f16, {1, hkv, max_seq, d}, init);
+  return {b.mutable_buffer("k_cache", k0), b.mutable_buffer("v_cache", v0)};
+}
+
 // Attention over a half-size (f16) cache holding `context` rows, S new queries at the end.
 OpCase sdpa_case(const Geometry& g, int64_t s, int64_t context, const char* query_tile) {
   OpCase c;
@@ -148,17 +163,7 @@ OpCase sdpa_case(const Geometry& g, int64_t s, int64_t context, const char* quer
   c.build = [=](GraphBuilder& b) {
     auto pos = b.sym("input_pos", 0, max_seq - s);
     auto q = b.input("q", DType::f32, {1, s, hq, d});
-    // Random cache contents (timing on zeros can flatter a kernel).
-    std::vector<uint8_t> init(static_cast<size_t>(hkv * max_seq * d) * 2);
-    std::mt19937 rng(3);
-    for (size_t i = 0; i < init.size(); i += 2) {
-      const uint16_t h = graph::f32_to_f16(std::uniform_real_distribution<float>(-1.f, 1.f)(rng));
-      std::memcpy(init.data() + i, &h, 2);
-    }
-    auto k0 = b.constant("k_init", DType::f16, {1, hkv, max_seq, d}, init);
-    auto v0 = b.constant("v_init", DType::f16, {1, hkv, max_seq, d}, init);
-    auto kc = b.mutable_buffer("k_cache", k0);
-    auto vc = b.mutable_buffer("v_cache", v0);
+    const auto [kc, vc] = random_caches(b, hkv, max_seq, d);
     b.output("out", b.op1("sdpa_with_kv_cache", {q, kc, vc, b.sym_value(pos)}));
   };
   c.syms = {{"input_pos", context - s}};
@@ -210,6 +215,43 @@ OpCase rope_cache_case(const Geometry& g, int64_t m, bool qk_norm, bool chain) {
   const double q_elems = static_cast<double>(m * hq * d), kv_elems = static_cast<double>(m * hkv * d);
   c.bytes = 4.0 * (q_elems + 2 * kv_elems) + 4.0 * q_elems + 2.0 * 2 * kv_elems;
   c.flops = 8.0 * (q_elems + kv_elems);
+  return c;
+}
+
+// A decode step's attention with its prologue (the q/k norms as Qwen3 has them, when `qk_norm`,
+// rope, the new k and v rows written into half-size caches holding `context` rows), as one
+// rope_sdpa_with_kv_cache node, or (`separate`) as the rope_update_cache and sdpa_with_kv_cache
+// nodes it replaces: one dispatch more.
+OpCase rope_sdpa_case(const Geometry& g, int64_t context, bool qk_norm, bool separate) {
+  OpCase c;
+  c.family = "rope_sdpa";
+  c.name = std::string(separate ? "rope_sdpa.separate" : "rope_sdpa") + ".f32.f16cache " + g.name +
+           (qk_norm ? " qk_norm" : "") + " ctx=" + std::to_string(context);
+  const int64_t max_seq = 4096, hq = g.heads, hkv = g.kv_heads, d = g.head_dim;
+  c.build = [=](GraphBuilder& b) {
+    const graph::ValueId pos = b.sym_value(b.sym("input_pos", 0, max_seq - 1));
+    const auto [kc, vc] = random_caches(b, hkv, max_seq, d);
+    std::vector<graph::ValueId> in = {b.input("q", DType::f32, {1, 1, hq, d}), b.input("k", DType::f32, {1, 1, hkv, d}),
+                                      b.input("v", DType::f32, {1, 1, hkv, d}), kc, vc, pos};
+    if (qk_norm) {
+      in.push_back(b.constant("q_norm", DType::f32, {d}, random_f32(static_cast<size_t>(d), 4)));
+      in.push_back(b.constant("k_norm", DType::f32, {d}, random_f32(static_cast<size_t>(d), 5)));
+    }
+    const graph::Attrs rope{{"theta", 500000.0}};
+    std::vector<graph::ValueId> outs;
+    if (separate) {
+      outs = b.op("rope_update_cache", in, rope);
+      outs[0] = b.op1("sdpa_with_kv_cache", {outs[0], outs[1], outs[2], pos});
+    } else {
+      outs = b.op("rope_sdpa_with_kv_cache", in, rope);
+    }
+    b.output("out", outs[0]);
+    b.mutate(kc, outs[1]);
+    b.mutate(vc, outs[2]);
+  };
+  c.syms = {{"input_pos", context - 1}};
+  c.bytes = 2.0 * 2.0 * static_cast<double>(hkv * context * d) + 8.0 * static_cast<double>((hq + 2 * hkv) * d);
+  c.flops = 4.0 * static_cast<double>(hq * d) * static_cast<double>(context);
   return c;
 }
 
@@ -265,7 +307,11 @@ std::vector<OpCase> model_cases() {
       const bool qk_norm = std::string(g.name) == kQwen06B.name;
       for (bool chain : {false, true}) cases.push_back(rope_cache_case(g, m, qk_norm, chain));
     }
-    for (int64_t context : {128, 1024, 4096}) cases.push_back(sdpa_case(g, 1, context, nullptr));
+    for (int64_t context : {128, 1024, 4096}) {
+      cases.push_back(sdpa_case(g, 1, context, nullptr));
+      const bool qk_norm = std::string(g.name) == kQwen06B.name;
+      for (bool separate : {false, true}) cases.push_back(rope_sdpa_case(g, context, qk_norm, separate));
+    }
     for (int64_t s : {128, 512}) {
       cases.push_back(sdpa_case(g, s, s, nullptr));
       cases.push_back(sdpa_case(g, s, s, "32"));

@@ -202,7 +202,9 @@ class Decoder {
     const Shape cache_shape{1, c_.num_kv_heads, max_seq_, d};
     const ValueId kc = b_.mutable_buffer(label(i, "k_cache"), cache_, cache_shape);
     const ValueId vc = b_.mutable_buffer(label(i, "v_cache"), cache_, cache_shape);
-    // Qwen3's q/k norms, rope on q and k, and both cache updates: one node.
+    // Qwen3's q/k norms, rope on q and k, both cache updates and the attention: one node (one
+    // dispatch fewer per decode step than rope_update_cache and sdpa_with_kv_cache). Labelled as
+    // the attention, so that profiles group it with what sdpa_with_kv_cache was.
     std::vector<ValueId> in{q, k, v, kc, vc, pos_};
     graph::Attrs attrs = rope_attrs();
     if (c_.architecture == Architecture::Qwen3) {
@@ -210,13 +212,11 @@ class Decoder {
       in.push_back(norm_weight(layer_tensor(i, "self_attn.k_norm.weight"), d, "head_dim"));
       attrs.insert_or_assign("eps", c_.rms_norm_eps);
     }
-    const std::vector<ValueId> rotated = b_.op("rope_update_cache", in, attrs, label(i, "attn.rope_cache"));
-    const ValueId q_rot = rotated[0], kc2 = rotated[1], vc2 = rotated[2];
-    b_.mutate(kc, kc2);
-    b_.mutate(vc, vc2);
-    const double scale = 1.0 / std::sqrt(static_cast<double>(d));  // Hugging Face: head_dim ** -0.5
-    const ValueId a = b_.op1("sdpa_with_kv_cache", {q_rot, kc2, vc2, pos_}, {{"scale", scale}}, label(i, "attn.sdpa"));
-    const ValueId merged = b_.op1("reshape", {a}, {{"shape", Shape{1, seq_, q_rows}}});
+    attrs.insert_or_assign("scale", 1.0 / std::sqrt(static_cast<double>(d)));  // Hugging Face: head_dim ** -0.5
+    const std::vector<ValueId> outs = b_.op("rope_sdpa_with_kv_cache", in, attrs, label(i, "attn.sdpa"));
+    b_.mutate(kc, outs[1]);
+    b_.mutate(vc, outs[2]);
+    const ValueId merged = b_.op1("reshape", {outs[0]}, {{"shape", Shape{1, seq_, q_rows}}});
     const ValueId wo = matrix(layer_tensor(i, "self_attn.o_proj.weight"),
                               {{layer_tensor(i, "self_attn.o_proj.weight"), c_.hidden_size, "hidden_size"}}, q_rows,
                               "num_attention_heads * head_dim");

@@ -6,10 +6,12 @@
 //   q, k, v, res = add_rms_norm_linear_qkv(mlp_out, res, input_layernorm, [Wq; Wk; Wv])
 //              one node: x + residual (the new res), normalized, then one product
 //   q, k, v  = reshape to [1, S, heads, head_dim]                       views
-//   q, kc, vc = rope_update_cache(q, k, v, k_cache, v_cache[, q_norm, k_norm])   one dispatch:
+//   a, kc, vc = rope_sdpa_with_kv_cache(q, k, v, k_cache, v_cache[, q_norm, k_norm])   one node:
 //              Qwen3's rms_norm of q and k (q_norm, k_norm), rope on both (rotate_half, llama3
-//              scaling), k and v written into the caches, which are mutated back in place
-//   a        = sdpa_with_kv_cache(q, kc, vc) -> reshape [1, S, heads * head_dim]
+//              scaling), k and v written into the caches, which are mutated back in place, and
+//              the attention over them; a decode step does it all in flash_decoding's dispatch
+//              (two past 192 rows), prefill in rope_update_cache's dispatch and sdpa's
+//   a        = reshape a to [1, S, heads * head_dim]
 //   o        = linear(a, Wo)
 //   mlp_out  = linear(add_rms_norm_linear_swiglu(o, res, post_attention_layernorm,
 //                     [Wgate; Wup] rows interleaved), Wdown)              q4 weights (res updated)

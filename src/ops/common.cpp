@@ -140,4 +140,11 @@ void Steps::record(gpu::Recorder& rec) {
   for (auto& s : steps_) s->record(rec);
 }
 
+std::unique_ptr<runtime::NodeExec> build_viewed(const decltype(runtime::Route::build)& build,
+                                                const runtime::NodeContext& ctx, runtime::OperandMap operands) {
+  auto map = std::make_shared<const runtime::OperandMap>(std::move(operands));
+  std::unique_ptr<runtime::NodeExec> exec = build(runtime::NodeContext(ctx, *map));
+  return std::make_unique<ViewedExec>(std::move(map), std::move(exec));
+}
+
 }  // namespace wgx::ops

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpu/buffer.h"
@@ -98,5 +99,23 @@ class Steps : public runtime::NodeExec {
   std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // declared first: outlives the steps that bind them
   std::vector<std::unique_ptr<runtime::NodeExec>> steps_;
 };
+
+// The executable part of a route built on a view of its node (runtime::OperandMap: a fused op
+// running the route of an op it fuses), resized through the same view, which it keeps.
+class ViewedExec : public runtime::NodeExec {
+ public:
+  ViewedExec(std::shared_ptr<const runtime::OperandMap> operands, std::unique_ptr<runtime::NodeExec> exec)
+      : operands_(std::move(operands)), exec_(std::move(exec)) {}
+  void resize(const runtime::NodeContext& ctx) override { exec_->resize(runtime::NodeContext(ctx, *operands_)); }
+  void record(gpu::Recorder& rec) override { exec_->record(rec); }
+
+ private:
+  std::shared_ptr<const runtime::OperandMap> operands_;
+  std::unique_ptr<runtime::NodeExec> exec_;
+};
+
+// `build` (a route's) run for `ctx`'s node seen through `operands`.
+std::unique_ptr<runtime::NodeExec> build_viewed(const decltype(runtime::Route::build)& build,
+                                                const runtime::NodeContext& ctx, runtime::OperandMap operands);
 
 }  // namespace wgx::ops

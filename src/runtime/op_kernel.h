@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,10 +40,28 @@ struct TensorRef {
 class Program;
 class ParamArena;
 
+// A view of a node's operands as another op's: a fused op runs the routes of the ops it fuses on
+// its own node, each route seeing its op's inputs and outputs where the fused node has them.
+// Operand i of the view is the node's input or output `index`, or (`held`) a tensor of the same
+// type and shape that the node keeps elsewhere (an intermediate between the fused ops, in scratch).
+struct Operand {
+  bool output = false;  // `index` counts the node's outputs, else its inputs
+  size_t index = 0;
+  std::optional<TensorRef> held;
+};
+struct OperandMap {
+  std::vector<Operand> inputs, outputs;
+};
+
 // What a route sees of its node, at build time and on every resize.
 class NodeContext {
  public:
   NodeContext(const Program& program, uint32_t node_index);
+  // The same node seen through `operands` (which must outlive this context): inputs and outputs
+  // by the view's positions, everything else (attributes, label, scratch, options) the node's own.
+  // The map's indices count the node's own operands, even where `node` is a view itself.
+  NodeContext(const NodeContext& node, const OperandMap& operands)
+      : program_(node.program_), index_(node.index_), operands_(&operands) {}
 
   const graph::Graph& graph() const;
   const graph::Node& node() const;
@@ -57,8 +76,10 @@ class NodeContext {
   gpu::BufferBinding scratch(uint64_t bytes) const;
   const RuntimeOptions& options() const;
 
-  size_t input_count() const { return node().inputs.size(); }
-  size_t output_count() const { return node().outputs.size(); }
+  size_t input_count() const { return operands_ ? operands_->inputs.size() : node().inputs.size(); }
+  size_t output_count() const { return operands_ ? operands_->outputs.size() : node().outputs.size(); }
+  // The graph value of input i (a held operand: the value it is like).
+  graph::ValueId input_id(size_t i) const { return operand_id(false, i); }
   const graph::Value& input_value(size_t i) const;
   const graph::TensorType& input_type(size_t i) const;
   const graph::TensorType& output_type(size_t i) const;
@@ -78,8 +99,12 @@ class NodeContext {
   bool has_attr(const std::string& name) const;
 
  private:
+  graph::ValueId operand_id(bool output, size_t i) const;
+  const TensorRef* held(bool output, size_t i) const;
+
   const Program& program_;
   uint32_t index_;
+  const OperandMap* operands_ = nullptr;
 };
 
 // The executable part of one node.

@@ -269,16 +269,32 @@ gpu::PipelineCache& NodeContext::pipelines() const { return program_.impl_->pipe
 ParamArena& NodeContext::params() const { return program_.impl_->params; }
 gpu::BufferBinding NodeContext::scratch(uint64_t bytes) const { return program_.impl_->scratch.get(index_, bytes); }
 const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
-const graph::Value& NodeContext::input_value(size_t i) const { return graph().value(node().inputs.at(i)); }
+graph::ValueId NodeContext::operand_id(bool output, size_t i) const {
+  if (!operands_) return (output ? node().outputs : node().inputs).at(i);
+  const Operand& o = (output ? operands_->outputs : operands_->inputs).at(i);
+  return (o.output ? node().outputs : node().inputs).at(o.index);
+}
+const TensorRef* NodeContext::held(bool output, size_t i) const {
+  if (!operands_) return nullptr;
+  const Operand& o = (output ? operands_->outputs : operands_->inputs).at(i);
+  return o.held ? &*o.held : nullptr;
+}
+const graph::Value& NodeContext::input_value(size_t i) const { return graph().value(operand_id(false, i)); }
 const graph::TensorType& NodeContext::input_type(size_t i) const { return input_value(i).type; }
-const graph::TensorType& NodeContext::output_type(size_t i) const { return graph().type(node().outputs.at(i)); }
-const TensorRef& NodeContext::input(size_t i) const { return program_.impl_->refs.at(node().inputs.at(i)); }
-const TensorRef& NodeContext::output(size_t i) const { return program_.impl_->refs.at(node().outputs.at(i)); }
+const graph::TensorType& NodeContext::output_type(size_t i) const { return graph().type(operand_id(true, i)); }
+const TensorRef& NodeContext::input(size_t i) const {
+  const TensorRef* h = held(false, i);
+  return h ? *h : program_.impl_->refs.at(operand_id(false, i));
+}
+const TensorRef& NodeContext::output(size_t i) const {
+  const TensorRef* h = held(true, i);
+  return h ? *h : program_.impl_->refs.at(operand_id(true, i));
+}
 const std::vector<int64_t>& NodeContext::input_shape(size_t i) const {
-  return program_.impl_->shapes.at(node().inputs.at(i));
+  return program_.impl_->shapes.at(operand_id(false, i));
 }
 const std::vector<int64_t>& NodeContext::output_shape(size_t i) const {
-  return program_.impl_->shapes.at(node().outputs.at(i));
+  return program_.impl_->shapes.at(operand_id(true, i));
 }
 std::vector<int64_t> NodeContext::input_max_shape(size_t i) const {
   const auto* syms = program_.impl_->build_syms;

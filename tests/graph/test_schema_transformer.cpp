@@ -1,5 +1,6 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
-// add_rms_norm_linear_qkv/_swiglu, update_cache, rope_update_cache, sdpa_with_kv_cache), good and bad, at Llama/Qwen-like and prime sizes.
+// add_rms_norm_linear_qkv/_swiglu, update_cache, rope_update_cache, sdpa_with_kv_cache,
+// rope_sdpa_with_kv_cache), good and bad, at Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
 namespace wgx::graph::testing {
@@ -91,6 +92,34 @@ const std::vector<SchemaCase>& transformer_cases() {
        {}, "!constant multiple"},
       {"sdpa_caches", "sdpa_with_kv_cache", {f32({1, S, 32, 64}), f32({1, 8, 2048, 64}), f16({1, 8, 2048, 64}), pos},
        {}, "!k_cache and v_cache differ"},
+      {"rope_sdpa", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 32, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f16({1, 8, 2048, 64}), f16({1, 8, 2048, 64}),
+        pos},
+       {{"scaling", "llama3"}, {"theta", 500000.0}, {"scale", 0.125}},
+       "f32[1, seq_len, 32, 64], f16[1, 8, 2048, 64], f16[1, 8, 2048, 64]"},
+      {"rope_sdpa_norm", "rope_sdpa_with_kv_cache",
+       {f16({1, S, 16, 128}), f16({1, S, 8, 128}), f16({1, S, 8, 128}), f32({1, 8, 2048, 128}), f32({1, 8, 2048, 128}),
+        scalar_i(3), f16({128}), f16({128})},
+       {{"eps", 1e-6}}, "f16[1, seq_len, 16, 128], f32[1, 8, 2048, 128], f32[1, 8, 2048, 128]"},
+      {"rope_sdpa_gqa", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 12, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
+       {}, "!constant multiple"},
+      {"rope_sdpa_one_norm", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 16, 128}), f32({1, S, 8, 128}), f32({1, S, 8, 128}), f32({1, 8, 2048, 128}), f32({1, 8, 2048, 128}),
+        pos, f32({128})},
+       {}, "!q_norm_weight and k_norm_weight come together"},
+      {"rope_sdpa_fit", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 16, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f32({1, 4, 2048, 64}), f32({1, 4, 2048, 64}), pos},
+       {}, "!does not fit cache"},
+      {"rope_sdpa_dtypes", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 16, 64}), f32({1, S, 8, 64}), f16({1, S, 8, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
+       {}, "!input 2 is f16 but input 0 is f32"},
+      {"rope_sdpa_scale", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 16, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
+       {{"scale", -1.0}}, "!scale must be >= 0"},
+      {"rope_sdpa_layout", "rope_sdpa_with_kv_cache",
+       {f32({1, S, 16, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
+       {{"layout", "sideways"}}, "!layout is \"sideways\""},
   };
   return cases;
 }

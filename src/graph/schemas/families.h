@@ -14,6 +14,7 @@ void register_reshape(OpRegistry& r);     // reshape, expand (sizes given as Dim
 void register_indexing(OpRegistry& r);    // slice, select
 void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear_qkv,
                                            // add_rms_norm_linear_qkv/_swiglu, update_cache,
-                                           // rope_update_cache, sdpa_with_kv_cache
+                                           // rope_update_cache, sdpa_with_kv_cache,
+                                           // rope_sdpa_with_kv_cache
 
 }  // namespace wgx::graph::schemas

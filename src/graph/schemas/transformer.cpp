@@ -1,6 +1,6 @@
 // The transformer ops: rotary embeddings, the SwiGLU gate, the residual add fused with RMSNorm,
 // the fused QKV projection, KV cache updates (alone or fused with rope and the q/k norms), and
-// attention over an in-graph KV cache.
+// attention over an in-graph KV cache (alone or after that fused update).
 //
 // Layouts: activations per token are [batch, seq, heads, head_dim] (what a projection followed
 // by a reshape gives); caches are [batch, kv_heads, max_seq, head_dim]. `input_pos` (a Sym) is
@@ -280,6 +280,34 @@ OpSchema sdpa_with_kv_cache() {
   return s;
 }
 
+// rope_sdpa_with_kv_cache(q, k, v, k_cache, v_cache, input_pos [, q_norm_weight, k_norm_weight])
+// -> (out [B, S, Hq, D], k_cache', v_cache'): rope_update_cache then sdpa_with_kv_cache over its
+// results, as one op (a layer's attention after the q/k/v projection), so that a one-token step
+// can rotate and write the new rows inside the attention kernel. Inputs and attributes are
+// rope_update_cache's (rope's, eps) and sdpa's (scale); out is sdpa's of the rotated q over the
+// updated caches, which are rope_update_cache's (meant to be written back with mutations).
+OpSchema rope_sdpa_with_kv_cache() {
+  const OpSchema rope = rope_update_cache();
+  const OpSchema sdpa = sdpa_with_kv_cache();
+  OpSchema s;
+  s.name = "rope_sdpa_with_kv_cache";
+  s.inputs = rope.inputs;
+  s.num_outputs = 3;
+  s.attrs = rope.attrs;
+  s.attrs.insert(s.attrs.end(), sdpa.attrs.begin(), sdpa.attrs.end());
+  s.infer = [rope = rope.infer, sdpa = sdpa.infer](const InferContext& ctx) {
+    InferResult r = rope(ctx);
+    if (!r.ok()) return r;
+    // rope_update_cache's results have the types of q and the caches: sdpa sees those inputs.
+    const std::vector<const Value*> inner{&ctx.value(0), &ctx.value(3), &ctx.value(4), &ctx.value(5)};
+    InferResult out = sdpa(InferContext(inner, ctx.attrs(), ctx.syms()));
+    if (!out.ok()) return out;
+    r.outputs[0] = out.outputs[0];
+    return r;
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_transformer(OpRegistry& r) {
@@ -293,6 +321,7 @@ void register_transformer(OpRegistry& r) {
   r.add(update_cache());
   r.add(rope_update_cache());
   r.add(sdpa_with_kv_cache());
+  r.add(rope_sdpa_with_kv_cache());
 }
 
 }  // namespace wgx::graph::schemas

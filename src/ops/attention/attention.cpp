@@ -1,6 +1,7 @@
 // The attention family: update_cache (in place on the cache), rope_update_cache (the optional
-// q/k norm, rope and both cache updates in one dispatch, in place on both caches) and
-// sdpa_with_kv_cache. sdpa's routes, in preference order:
+// q/k norm, rope and both cache updates in one dispatch, in place on both caches),
+// sdpa_with_kv_cache, and rope_sdpa_with_kv_cache (rope_update_cache then sdpa_with_kv_cache as
+// one node: rope_sdpa.cpp). sdpa's routes, in preference order:
 //   flash_decoding      S == 1 at build time: split-K over the cache, then a combine pass (one
 //                       pass while input_pos + 1 <= runtime option sdpa_decode_single_max)
 //   k16_streaming_q32   head_dim 64 or 128, runtime option sdpa_query_tile = "32"
@@ -12,13 +13,25 @@
 
 namespace wgx::ops {
 
+namespace attention {
+
+std::vector<runtime::Route> sdpa_routes() {
+  return {flash_decoding_route(), k16_route(32), k16_route(16), materialized_route()};
+}
+
+}  // namespace attention
+
 void register_attention(runtime::KernelRegistry& registry) {
   registry.add({"update_cache", {attention::update_cache_route()}, false, true});
   registry.add({"rope_update_cache", {attention::rope_update_cache_route()}, false,
                 attention::rope_update_cache_in_place()});
-  registry.add({"sdpa_with_kv_cache",
-                {attention::flash_decoding_route(), attention::k16_route(32), attention::k16_route(16),
-                 attention::materialized_route()}});
+  registry.add({"sdpa_with_kv_cache", attention::sdpa_routes()});
+  // One-token steps rotate inside flash_decoding's kernels; otherwise the two ops' routes.
+  std::vector<runtime::Route> fused{attention::rope_flash_decoding_route()};
+  for (runtime::Route& sdpa : attention::sdpa_routes()) {
+    fused.push_back(attention::rope_then_sdpa_route(std::move(sdpa)));
+  }
+  registry.add({"rope_sdpa_with_kv_cache", std::move(fused), false, attention::rope_update_cache_in_place()});
 }
 
 }  // namespace wgx::ops

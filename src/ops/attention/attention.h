@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,11 +21,13 @@ namespace wgx::ops::attention {
 std::string float_label(runtime::Storage storage);
 
 // An attention variant's full WGSL: the prelude its template relies on (wgx_workgroup_index,
-// ops::kF16PackWgsl's f16_word, transformer::kRopeAnglesWgsl for rope_update_cache, and sdpa's
-// output writer write_out2 for sdpa_flash and sdpa_combine), then the variant.
+// ops::kF16PackWgsl's f16_word, transformer::kRopeAnglesWgsl for rope_update_cache and
+// sdpa_flash, and sdpa's output writer write_out2 for sdpa_flash and sdpa_combine), then the
+// variant.
 std::string variant_wgsl(const shaders::ShaderVariant& variant);
-// A template's bindings in @binding order (binding 0: the params block).
-std::vector<gpu::Binding> template_bindings(std::string_view template_id);
+// A variant's bindings in @binding order (binding 0: the params block): its template's, except
+// that sdpa_flash's flash_rope variants bind more than its flash ones.
+std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant);
 // The pipeline of a generated attention variant, by name.
 const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant);
 
@@ -69,6 +72,19 @@ class CacheUpdateExec : public runtime::NodeExec {
   std::unique_ptr<runtime::NodeExec> dispatch_;
 };
 
+// The table binding of rope_update_cache's kernel and of flash_rope, for a node with
+// rope_update_cache's inputs and attributes (rope_update_cache, rope_sdpa_with_kv_cache): rope's
+// frequency table (transformer::rope_turns), then with the q/k norm the q and k norm weights,
+// copied there from their constants when the node is built.
+struct RopeTable {
+  std::shared_ptr<gpu::Buffer> buffer;
+  uint32_t norm_base = 0;   // the word where q's norm weight starts; k's follows it
+  uint32_t norm_words = 0;  // words of one norm weight; 0 without the norm
+};
+RopeTable rope_table(const runtime::NodeContext& ctx);
+// "" when rope_table can be made: the norm weights, when given, are constants.
+std::string rope_table_guard(const runtime::NodeContext& ctx);
+
 runtime::Route update_cache_route();
 // rope_update_cache: its route, and the cache inputs it updates in place (as outputs 1 and 2).
 runtime::Route rope_update_cache_route();
@@ -76,5 +92,18 @@ runtime::InPlace rope_update_cache_in_place();
 runtime::Route materialized_route();
 runtime::Route flash_decoding_route();
 runtime::Route k16_route(uint32_t query_tile);
+// sdpa_with_kv_cache's routes in preference order (attention.cpp's list).
+std::vector<runtime::Route> sdpa_routes();
+
+// rope_sdpa_with_kv_cache (rope_sdpa.cpp). Its operands as sdpa_with_kv_cache sees them: q (the
+// node's own, or `rotated_q` where rope_update_cache's dispatch left it), the updated caches
+// (outputs 1 and 2), input_pos; out as output 0.
+runtime::OperandMap sdpa_operands(std::optional<runtime::TensorRef> rotated_q = std::nullopt);
+// At S == 1, "rope_flash_decoding" (sdpa_flash.cpp): flash_decoding's kernels rotating q and
+// writing the new rows themselves (flash_rope); one dispatch fewer than the two ops.
+runtime::Route rope_flash_decoding_route();
+// For any S: rope_update_cache's dispatch, then `sdpa` (a route of sdpa_with_kv_cache) over its
+// results, named "rope_update_cache+<sdpa's name>".
+runtime::Route rope_then_sdpa_route(runtime::Route sdpa);
 
 }  // namespace wgx::ops::attention

@@ -4,9 +4,10 @@
 // outputs 1 and 2): when their mutations are planned in place, only the new rows are written;
 // otherwise CacheUpdateExec copies the old contents first, as for update_cache.
 //
-// The table binding holds rope's frequency table (transformer::rope_turns, the same turns as
-// rope) followed by the norm weights, copied there from their constants when the node is built,
-// so that the kernel binds 7 storage buffers (WebGPU guarantees 8).
+// The table binding (rope_table, shared with rope_sdpa_with_kv_cache's flash_rope kernel) holds
+// rope's frequency table (transformer::rope_turns, the same turns as rope) followed by the norm
+// weights, copied there from their constants when the node is built, so that the kernel binds 7
+// storage buffers (WebGPU guarantees 8).
 #include <bit>
 #include <memory>
 #include <string>
@@ -37,7 +38,7 @@ std::string variant_name(const NodeContext& ctx) {
 
 bool is_constant(const NodeContext& ctx, size_t input) {
   for (const graph::Constant& c : ctx.graph().constants) {
-    if (c.value == ctx.node().inputs[input]) return true;
+    if (c.value == ctx.input_id(input)) return true;
   }
   return false;
 }
@@ -67,9 +68,7 @@ std::string guard(const NodeContext& ctx) {
   if (ctx.attr("layout").as_string() == "rotate_half" && (io == "f16" || cache == "f16") && dim % 4 != 0) {
     return "rotate_half with packed f16 needs head_dim % 4 == 0, not " + std::to_string(dim);
   }
-  if (has_norm(ctx) && !(is_constant(ctx, kNormWeights) && is_constant(ctx, kNormWeights + 1))) {
-    return "the norm weights must be constants (they are copied into the node's table once)";
-  }
+  if (auto why = rope_table_guard(ctx); !why.empty()) return why;
   if (lanes(ctx) > kWorkgroupSize) return "head_dim " + std::to_string(dim) + " needs more than one workgroup per row";
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, 4 * kWorkgroupSize); !why.empty()) return why;
   const uint64_t per_workgroup = kWorkgroupSize / lanes(ctx);
@@ -80,29 +79,13 @@ std::string guard(const NodeContext& ctx) {
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const int64_t dim = ctx.input_max_shape(0)[3];
-  std::vector<uint32_t> table = transformer::rope_turns(ctx, dim);
-  const auto norm_base = static_cast<uint32_t>(table.size());
-  uint32_t norm_words = 0;
-  if (has_norm(ctx)) {
-    norm_words = static_cast<uint32_t>(runtime::storage_bytes(ctx.input(kNormWeights).storage, dim) / 4);
-    table.resize(table.size() + 2 * size_t{norm_words}, 0);
-  }
-  auto buffer = std::make_shared<gpu::Buffer>(ctx.gpu(), table.data(), table.size() * 4, ctx.label() + " table");
-  if (has_norm(ctx)) {
-    // Constants never change after the program uploads them: one copy serves every execution.
-    gpu::Recorder rec(ctx.gpu(), ctx.label() + " norm weights");
-    for (size_t w = 0; w < 2; ++w) {
-      const runtime::TensorRef& weight = ctx.input(kNormWeights + w);
-      rec.copy(*weight.buffer, weight.offset, *buffer, (norm_base + w * norm_words) * uint64_t{4},
-               uint64_t{norm_words} * 4);
-    }
-    rec.submit();
-  }
-
+  const RopeTable table = rope_table(ctx);
   const gpu::Kernel& kernel = attention::kernel(ctx, variant_name(ctx));
   const float eps = static_cast<float>(ctx.attr("eps").as_float());
   const float inv_n = static_cast<float>(1.0 / static_cast<double>(dim));
   // The table buffer must live as long as the exec: the update keeps it.
+  const std::shared_ptr<gpu::Buffer> buffer = table.buffer;
+  const uint32_t norm_base = table.norm_base, norm_words = table.norm_words;
   const uint32_t row_units = units(ctx), row_lanes = lanes(ctx);
   auto update = [buffer, eps, inv_n, norm_base, norm_words, row_units, row_lanes](const NodeContext& c) {
     const std::vector<int64_t>& q = c.input_shape(0);      // [B, S, Hq, D]
@@ -143,6 +126,36 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
 }
 
 }  // namespace
+
+std::string rope_table_guard(const NodeContext& ctx) {
+  if (has_norm(ctx) && !(is_constant(ctx, kNormWeights) && is_constant(ctx, kNormWeights + 1))) {
+    return "the norm weights must be constants (they are copied into the node's table once)";
+  }
+  return "";
+}
+
+RopeTable rope_table(const NodeContext& ctx) {
+  const int64_t dim = ctx.input_max_shape(0)[3];
+  std::vector<uint32_t> words = transformer::rope_turns(ctx, dim);
+  RopeTable t;
+  t.norm_base = static_cast<uint32_t>(words.size());
+  if (has_norm(ctx)) {
+    t.norm_words = static_cast<uint32_t>(runtime::storage_bytes(ctx.input(kNormWeights).storage, dim) / 4);
+    words.resize(words.size() + 2 * size_t{t.norm_words}, 0);
+  }
+  t.buffer = std::make_shared<gpu::Buffer>(ctx.gpu(), words.data(), words.size() * 4, ctx.label() + " table");
+  if (has_norm(ctx)) {
+    // Constants never change after the program uploads them: one copy serves every execution.
+    gpu::Recorder rec(ctx.gpu(), ctx.label() + " norm weights");
+    for (size_t w = 0; w < 2; ++w) {
+      const runtime::TensorRef& weight = ctx.input(kNormWeights + w);
+      rec.copy(*weight.buffer, weight.offset, *t.buffer, (t.norm_base + w * t.norm_words) * uint64_t{4},
+               uint64_t{t.norm_words} * 4);
+    }
+    rec.submit();
+  }
+  return t;
+}
 
 runtime::Route rope_update_cache_route() { return {"rope_update_cache", guard, build}; }
 

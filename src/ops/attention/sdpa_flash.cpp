@@ -11,6 +11,16 @@
 // visible row and writes the output acc / l itself, as pass 2 would for one chunk (the same WGSL,
 // write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
 // so resize decides it per step: record() then records one dispatch or two.
+// Pass 1 writes its partials into one scratch buffer, the (m, l) of every slot and then, from an
+// offset a binding may start at, the accumulators; pass 2 binds the two parts.
+//
+// rope_sdpa_with_kv_cache's "rope_flash_decoding" (S == 1 at build time) runs the same passes with
+// the flash_rope variants, which take q and the new k and v rows as the projection gives them and
+// do rope_update_cache's work inside pass 1 (sdpa_flash.wgsl's rope_rows): a step is then one
+// dispatch fewer than the two ops'. Its caches are updated in place as rope_update_cache updates
+// them (CacheUpdateExec). Its kernels see the node through sdpa_operands: q, the updated caches,
+// input_pos and out as sdpa_with_kv_cache's are; the new rows and the rope table come from the
+// node itself. The runtime option sdpa_decode_rope = off turns it down (comparisons).
 #include <algorithm>
 #include <bit>
 #include <optional>
@@ -35,7 +45,7 @@ constexpr uint32_t kRowsPerTile = 64;   // T
 constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + 2 * kMaxGroup * kRowsPerTile + 10 * kMaxGroup);
 constexpr uint32_t kCombineWorkgroupSize = 256;  // sdpa_combine_rows.wgsl: WG, one per output row
 constexpr uint32_t kCombineMaxChunks = 1024;     // MAX_CHUNKS
-constexpr size_t kParamWords = 12;
+constexpr size_t kParamWords = 20;
 
 constexpr uint32_t kMinChunk = 16;
 constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
@@ -90,6 +100,22 @@ Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max) {
 }
 uint32_t max_chunks(const Geometry& g, uint32_t limit) { return std::min(limit, (g.max_seq + kMinChunk - 1) / kMinChunk); }
 
+// The partials' scratch (the kernel's Part): the stats of every slot (8 bytes each), then from
+// acc_offset (aligned for the combine's binding) the accumulators (dim floats each).
+struct PartLayout {
+  uint64_t stats_bytes = 0, acc_offset = 0, acc_bytes = 0;
+  uint64_t bytes() const { return acc_offset + acc_bytes; }
+};
+PartLayout part_layout(const NodeContext& ctx, const Geometry& g, uint32_t limit) {
+  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g, limit);
+  const uint64_t align = std::max<uint64_t>(ctx.gpu().limits().min_storage_buffer_offset_alignment, 8);
+  PartLayout p;
+  p.stats_bytes = slots * 8;
+  p.acc_offset = (p.stats_bytes + align - 1) / align * align;
+  p.acc_bytes = slots * g.dim * 4;
+  return p;
+}
+
 std::string guard(const NodeContext& ctx) {
   if (auto why = sdpa_guard(ctx); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
@@ -109,33 +135,59 @@ std::string guard(const NodeContext& ctx) {
            " is over " + std::to_string(kMaxGroup) + " heads or " + std::to_string(kMaxGroupDim) + " elements";
   }
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, kWorkgroupBytes); !why.empty()) return why;
-  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g, limit);
-  if (auto why = scratch_guard(ctx, slots * g.dim * 4); !why.empty()) return why;
+  if (auto why = scratch_guard(ctx, part_layout(ctx, g, limit).bytes()); !why.empty()) return why;
   if (auto why = workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g, limit)); !why.empty()) return why;
   static_assert(kMaxChunksOption <= kCombineMaxChunks);
   return workgroups_guard(ctx, uint64_t{g.batch} * g.hq);
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
-  const gpu::Kernel& split = kernel(ctx, "flash." + io_label(ctx));
+// flash_rope's inputs besides sdpa's (rope_sdpa_with_kv_cache): the step's k and v rows, the rope
+// table, and the params that say how to use them.
+struct NewRows {
+  gpu::BufferBinding k, v;
+  RopeTable table;
+  bool rotate_half = true;
+  float eps = 0, inv_n = 0;
+};
+
+// `ctx` shows sdpa_with_kv_cache's operands (a view, for rope_sdpa_with_kv_cache); with `rope`,
+// the flash_rope kernel, which rotates q and writes the new rows first.
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope) {
+  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx));
   const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
   const uint32_t single_max = single_option(ctx).value();
-  const uint64_t slots = uint64_t{max.batch} * max.hq * max_chunks(max, limit);
-  const gpu::BufferBinding stats = steps->scratch(ctx, slots * 8);
-  const gpu::BufferBinding acc = steps->scratch(ctx, slots * max.dim * 4);
+  const PartLayout layout = part_layout(ctx, max, limit);
+  const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
+  const gpu::BufferBinding stats{part.buffer, part.offset, layout.stats_bytes};
+  const gpu::BufferBinding acc{part.buffer, part.offset + layout.acc_offset, layout.acc_bytes};
   const uint32_t scale = scale_bits(ctx);
   const uint32_t slots_per_head = max_chunks(max, limit);
+  // The params after `single`: where the accumulators start (in pairs), then flash_rope's.
+  std::vector<uint32_t> tail{static_cast<uint32_t>(layout.acc_offset / 8), 0, 0, 0, 0, 0, 0, 0};
+  std::shared_ptr<gpu::Buffer> table;  // bound by pass 1, whose update keeps it
+  if (rope) {
+    table = rope->table.buffer;
+    tail = {tail[0],
+            rope->rotate_half ? 1u : 0u,
+            rope->table.norm_words > 0 ? 1u : 0u,
+            std::bit_cast<uint32_t>(rope->eps),
+            std::bit_cast<uint32_t>(rope->inv_n),
+            rope->table.norm_base,
+            rope->table.norm_words,
+            0};
+  }
   // Both passes resize from the same plan (input_pos changed, or the shape class did).
-  auto update_split = [=](const NodeContext& c) {
+  auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
     const Plan p = plan_for(pos + 1, limit, single_max);
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
                 p.chunks.count, slots_per_head, scale, p.single ? 1u : 0u};
+    l.params.insert(l.params.end(), tail.begin(), tail.end());
     l.workgroups = uint64_t{g.batch} * g.hkv * p.chunks.count * g.seq;  // no work when S is 0
     return l;
   };
@@ -150,16 +202,46 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
     l.workgroups = p.single ? 0 : rows;
     return l;
   };
-  const std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
-                                                      ctx.input(2).binding(), stats, acc, ctx.output(0).binding()};
+  std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
+                                                ctx.input(2).binding(), part, ctx.output(0).binding()};
+  if (rope) split_buffers.insert(split_buffers.end(), {rope->k, rope->v, {table.get(), 0, 0}});
   steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
   steps->add(std::make_unique<DispatchExec>(
       ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 8, update_combine));
   return steps;
 }
 
+// rope_sdpa_with_kv_cache: flash_decoding's guard on the node seen as sdpa's, and a table to make.
+// The runtime option sdpa_decode_rope = off declines (the step then runs rope_update_cache's
+// dispatch before flash_decoding's: the unfused path, for comparisons).
+std::string rope_guard(const NodeContext& ctx) {
+  if (const auto it = ctx.options().find("sdpa_decode_rope"); it != ctx.options().end() && it->second != "on") {
+    if (it->second == "off") return "sdpa_decode_rope is off";
+    return "sdpa_decode_rope is \"" + it->second + "\", not on or off";
+  }
+  if (auto why = rope_table_guard(ctx); !why.empty()) return why;
+  const runtime::OperandMap sdpa = sdpa_operands();
+  return guard(NodeContext(ctx, sdpa));
+}
+
+std::unique_ptr<runtime::NodeExec> rope_build(const NodeContext& ctx) {
+  NewRows rows;
+  rows.k = ctx.input(1).binding();
+  rows.v = ctx.input(2).binding();
+  rows.table = rope_table(ctx);
+  rows.rotate_half = ctx.attr("layout").as_string() == "rotate_half";
+  rows.eps = static_cast<float>(ctx.attr("eps").as_float());
+  rows.inv_n = static_cast<float>(1.0 / static_cast<double>(ctx.input_max_shape(0)[3]));
+  auto passes = build_viewed([&rows](const NodeContext& sdpa) { return build(sdpa, &rows); }, ctx, sdpa_operands());
+  return std::make_unique<CacheUpdateExec>(ctx, rope_update_cache_in_place(), std::move(passes));
+}
+
 }  // namespace
 
-runtime::Route flash_decoding_route() { return {"flash_decoding", guard, build}; }
+runtime::Route flash_decoding_route() {
+  return {"flash_decoding", guard, [](const NodeContext& ctx) { return build(ctx, nullptr); }};
+}
+
+runtime::Route rope_flash_decoding_route() { return {"rope_flash_decoding", rope_guard, rope_build}; }
 
 }  // namespace wgx::ops::attention

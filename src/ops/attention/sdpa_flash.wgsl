@@ -5,7 +5,7 @@
 // accumulator acc = sum exp(score - m) * v. Pass 2 (sdpa_combine.wgsl) merges the chunks.
 // Single pass (params.single = 1, at short context): one chunk holds every visible row, and its
 // workgroup writes the output acc / l itself with the combine pass's write_out2 (the family's
-// prelude), which is what that pass makes of one chunk (its weight exp(m - m) is 1); Stats and Acc
+// prelude), which is what that pass makes of one chunk (its weight exp(m - m) is 1); the partials
 // are left alone and no pass 2 runs.
 //
 // A chunk is a few tiles of T rows at long context (128 rows at 4,000 with 32 chunks), and a
@@ -27,6 +27,18 @@
 //     accumulators stay in registers across tiles and are added once at the end.
 // Three barriers per tile (after A, B1, B2); phase C needs none after it: the next tile's A
 // writes only part_s, which C does not read, and its B1 (which writes p_s) waits for A's barrier.
+//
+// flash_rope (rope_sdpa_with_kv_cache at S == 1): q, and the step's k and v rows, arrive as the
+// projection gives them, and the kernel does rope_update_cache's work first (rope_rows), with the
+// same arithmetic: every workgroup normalizes (Qwen3's q norm, with params.norm) and rotates its
+// group's query heads into q_s, each value rounded to q's dtype as rope_update_cache's rotated q
+// holds it; the workgroup of the last chunk, whose rows include input_pos, also normalizes and
+// rotates the new k row and writes it and the v row into cache row input_pos, converted to the
+// caches' storage as rope_update_cache converts them, then reads them back from there like every
+// other row (storageBarrier makes its own writes visible to it). No other workgroup reads that
+// row. Without the norm this adds no barrier to the kernel's (with it, one), and the storage
+// barrier in the last chunk only. flash's entry point never reaches rope_rows, so its bindings
+// stop at Out.
 struct Params {
   batch: u32,
   hq: u32,
@@ -37,19 +49,34 @@ struct Params {
   dim: u32,         // head_dim, even
   chunk: u32,       // cache rows per chunk
   chunks: u32,      // chunks now: ceil((pos + 1) / chunk); 1 in a single pass
-  max_chunks: u32,  // chunk slots per (batch, head) in the scratch buffers
+  max_chunks: u32,  // chunk slots per (batch, head) in the scratch
   scale: f32,
-  single: u32,      // 1: a single pass (one chunk), writing Out instead of Stats and Acc
+  single: u32,      // 1: a single pass (one chunk), writing Out instead of the partials
+  acc_base: u32,    // Part's pair where the accumulators start (after every slot's stats)
+  rotate_half: u32, // flash_rope: 1 rotates channel pairs (f, f + D/2), 0 (2f, 2f + 1)
+  norm: u32,        // flash_rope: 1 normalizes q and k (RMSNorm over D, Table's weights) first
+  eps: f32,         // flash_rope with norm
+  inv_n: f32,       // 1 / D
+  norm_base: u32,   // the word of Table where q's norm weight starts; k's follows it
+  norm_words: u32,  // words of one norm weight
+  pad0: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
-@group(0) @binding(2) var<storage, read> K: array<u32>;
-@group(0) @binding(3) var<storage, read> V: array<u32>;
-@group(0) @binding(4) var<storage, read_write> Stats: array<vec2<f32>>;  // (m, l) per slot
-@group(0) @binding(5) var<storage, read_write> Acc: array<vec2<f32>>;    // dim / 2 pairs per slot
-@group(0) @binding(6) var<storage, read_write> Out: array<u32>;          // [B, 1, Hq, D], like q
+@group(0) @binding(2) var<storage, {{cache_access}}> K: array<u32>;  // the caches [B, Hkv, MaxS, D]
+@group(0) @binding(3) var<storage, {{cache_access}}> V: array<u32>;
+// The chunks' partial results: (m, l) per slot, then from acc_base the accumulators, dim / 2 pairs
+// per slot.
+@group(0) @binding(4) var<storage, read_write> Part: array<vec2<f32>>;
+@group(0) @binding(5) var<storage, read_write> Out: array<u32>;  // [B, 1, Hq, D], like q
+// flash_rope only: the step's k and v rows ([B, 1, Hkv, D], q's dtype) and rope_update_cache's
+// table (rope's turns per frequency, then with the norm the q and k norm weights in q's dtype).
+@group(0) @binding(6) var<storage, read> KNew: array<u32>;
+@group(0) @binding(7) var<storage, read> VNew: array<u32>;
+@group(0) @binding(8) var<storage, read> Table: array<u32>;
 
-const OUT_F16: bool = {{out_f16}};  // Out holds packed f16 (else f32)
+const OUT_F16: bool = {{out_f16}};      // Out and q (and flash_rope's k and v rows): packed f16, else f32
+const CACHE_F16: bool = {{cache_f16}};  // the caches: packed f16, else f32
 
 const WG: u32 = 256u;
 const T: u32 = 64u;  // cache rows scored together
@@ -165,6 +192,147 @@ fn l_sum(g: u32) -> f32 {
   return sum4(l);
 }
 
+// flash: the group's queries, scaled, into q_s (then a barrier).
+fn load_queries(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
+  for (var i = lid; i < params.group * params.dim / 2u; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
+  workgroupBarrier();
+}
+
+// ---- flash_rope's prologue: rope_update_cache.wgsl's arithmetic on the group's query heads
+// (rows 0 .. G - 1) and, in the last chunk, on the new k row (row G). Each value is loaded where
+// it is needed (a rotation pairs channels that other invocations write), so the prologue needs
+// no barrier of its own but the norm's; before the tiles part_s is free for the norm's partial
+// sums.
+
+// Elements i and i + 1 (i even) of the new k rows (or the v rows: `v`), as f32.
+fn load_new2(v: bool, i: u32) -> vec2<f32> {
+  if (OUT_F16) {
+    if (v) { return unpack2x16float(VNew[i >> 1u]); }
+    return unpack2x16float(KNew[i >> 1u]);
+  }
+  if (v) { return bitcast<vec2<f32>>(vec2<u32>(VNew[i], VNew[i + 1u])); }
+  return bitcast<vec2<f32>>(vec2<u32>(KNew[i], KNew[i + 1u]));
+}
+
+// Channel e of row `row` as the projection gave it: query head `row` of the group (its elements
+// from qb), or (row G) the new k row of kv head bkv.
+fn raw(row: u32, e: u32, qb: u32, bkv: u32) -> f32 {
+  if (row < params.group) {
+    let i = qb + row * params.dim + e;
+    return load_q2(i & ~1u)[i & 1u];
+  }
+  let i = bkv * params.dim + e;
+  return load_new2(false, i & ~1u)[i & 1u];
+}
+
+// x as q's dtype holds it.
+fn to_io(x: f32) -> f32 {
+  if (OUT_F16) { return unpack2x16float(f16_bits(x)).x; }
+  return x;
+}
+
+// The norm's lanes per row, for `rows` rows: rows * L <= WG (rows <= MAX_G + 1).
+fn rms_lanes(rows: u32) -> u32 { return select(16u, 8u, rows > 16u); }
+
+// The norm's partial sums of rows 0 .. rows - 1 into part_s: L lanes per row, each adding the
+// squares of every L-th channel.
+fn square_sums(rows: u32, qb: u32, bkv: u32, lid: u32) {
+  let L = rms_lanes(rows);
+  let row = lid / L;
+  if (row < rows) {
+    var s = 0.0;
+    for (var e = lid % L; e < params.dim; e += L) {
+      let x = raw(row, e, qb, bkv);
+      s += x * x;
+    }
+    part_s[lid >> 2u][lid & 3u] = s;
+  }
+}
+
+// Row `row`'s inverse RMS (rope_update_cache's row_inv_rms, its squares added in another order):
+// its L partial sums added in order, the same on every invocation; 1 without the norm.
+fn row_inv_rms(row: u32, rows: u32) -> f32 {
+  if (params.norm == 0u) { return 1.0; }
+  let L = rms_lanes(rows);
+  var s = 0.0;
+  for (var j = row * L; j < (row + 1u) * L; j++) { s += part_s[j >> 2u][j & 3u]; }
+  return inverseSqrt(s * params.inv_n + params.eps);
+}
+
+// Channel e of row `row` normalized (inverse RMS `inv`), with q's norm weight for the query heads
+// and k's for the k row, rounded to q's dtype (rope_update_cache's `normalized`); as it was without
+// the norm.
+fn normed(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
+  let x = raw(row, e, qb, bkv);
+  if (params.norm == 0u) { return x; }
+  let kind = select(1u, 0u, row < params.group);
+  let w = Table[params.norm_base + kind * params.norm_words + select(e, e >> 1u, OUT_F16)];
+  var weight = bitcast<f32>(w);
+  if (OUT_F16) { weight = unpack2x16float(w)[e & 1u]; }
+  return to_io(x * inv * weight);
+}
+
+// Channel e of row `row` normalized and rotated by input_pos, rounded to q's dtype: what
+// rope_update_cache writes for it (the same rope_rotate of the same pair).
+fn roped(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
+  let half = params.dim / 2u;
+  var lo = e & ~1u;  // interleaved: the pair (2f, 2f + 1)
+  var f = e / 2u;
+  var hi = lo + 1u;
+  var second = (e & 1u) == 1u;
+  if (params.rotate_half != 0u) {  // the pair (f, f + D/2)
+    second = e >= half;
+    lo = select(e, e - half, second);
+    f = lo;
+    hi = lo + half;
+  }
+  let sc = rope_sincos(params.pos, vec2<u32>(Table[2u * f], Table[2u * f + 1u]));
+  let r = rope_rotate(normed(row, lo, inv, qb, bkv), normed(row, hi, inv, qb, bkv), sc);
+  return to_io(select(r.x, r.y, second));
+}
+
+// v as the caches' words: one packed f16 word (x), or two f32 words.
+fn cache_words(v: vec2<f32>) -> vec2<u32> {
+  if (CACHE_F16) { return vec2<u32>(f16_word(v), 0u); }
+  return bitcast<vec2<u32>>(v);
+}
+fn cache_word(i: u32) -> u32 { return select(i, i >> 1u, CACHE_F16); }
+
+// Elements i and i + 1 (i even) of the k cache (kind 0) or the v cache take v. Only flash_rope's
+// caches are writable: flash's body is empty (and never called).
+fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
+
+// flash_rope: rope_update_cache's work for this workgroup (then a barrier): the group's queries
+// normalized, rotated and scaled into q_s; in the last chunk (`last`) the new rows written to
+// cache row input_pos of kv head bkv (kb: that head's first cache element), visible to this
+// workgroup's reads of the caches after the storage barrier.
+fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
+  let dim = params.dim;
+  let G = params.group;
+  let rows = G + select(0u, 1u, last);
+  if (params.norm != 0u) {
+    square_sums(rows, qb, bkv, lid);
+    workgroupBarrier();
+  }
+  for (var i = lid; i < G * dim / 2u; i += WG) {
+    let g = (2u * i) / dim;
+    let e = (2u * i) % dim;
+    let inv = row_inv_rms(g, rows);
+    q_s[i] = vec2<f32>(roped(g, e, inv, qb, bkv), roped(g, e + 1u, inv, qb, bkv)) * params.scale;
+  }
+  if (last) {
+    let inv = row_inv_rms(G, rows);
+    let row = kb + params.pos * dim;
+    for (var i = lid; i < dim / 2u; i += WG) {
+      let e = 2u * i;
+      store_cache2(0u, row + e, vec2<f32>(roped(G, e, inv, qb, bkv), roped(G, e + 1u, inv, qb, bkv)));
+      store_cache2(1u, row + e, load_new2(true, bkv * dim + e));
+    }
+    storageBarrier();
+  }
+  workgroupBarrier();
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -202,12 +370,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c_u1 = c_u0 + WG;
   let c_rg = lid / units;
 
-  for (var i = lid; i < pairs; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
+  {{prologue}}(qb, kb, bkv, c + 1u == params.chunks, lid);  // q_s holds the scaled queries
   var m_r = vec4<f32>(NEG);   // running max of item slot k (all of a head's slots agree)
   var l_r = vec4<f32>(0.0);   // running sum of exp(score - m) of the slot's row
   var a0 = vec4<f32>(0.0);    // accumulators of units c_u0 and c_u1 over row group c_rg
   var a1 = vec4<f32>(0.0);
-  workgroupBarrier();
 
   for (var j0 = start; j0 < end; j0 += T) {
     let rows = min(T, end - j0);
@@ -288,10 +455,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // Slot of (b, query head, chunk); query head = kv head * G + g.
   let slot0 = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * params.max_chunks + c;
-  for (var g = lid; g < G; g += WG) { Stats[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_sum(g)); }
+  for (var g = lid; g < G; g += WG) { Part[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_sum(g)); }
   for (var i = lid; i < pairs; i += WG) {
     var acc = q_s[i];
     for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
-    Acc[(slot0 + (i / half) * params.max_chunks) * half + i % half] = acc;
+    Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc;
   }
 }

@@ -58,10 +58,11 @@ fn write_out2(i: u32, acc: vec2<f32>, l: f32) {
 )";
 
 // What a template calls besides wgx_workgroup_index: f16_word everywhere, the rope angles where
-// it rotates, sdpa's output writer where it finishes the softmax.
+// it rotates (sdpa_flash's flash_rope variants do), sdpa's output writer where it finishes the
+// softmax.
 std::string prelude(std::string_view template_id) {
   std::string p = kF16PackWgsl;
-  if (template_id == "rope_update_cache") p += transformer::kRopeAnglesWgsl;
+  if (template_id == "rope_update_cache" || template_id == "sdpa_flash") p += transformer::kRopeAnglesWgsl;
   if (template_id == "sdpa_flash" || template_id.starts_with("sdpa_combine")) p += kSdpaOutWgsl;
   return p;
 }
@@ -72,22 +73,26 @@ std::string variant_wgsl(const shaders::ShaderVariant& variant) {
   return variant_source(variant, prelude(variant.template_id));
 }
 
-std::vector<gpu::Binding> template_bindings(std::string_view template_id) {
+std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant) {
   using gpu::Binding;
   constexpr Binding U = Binding::Uniform, R = Binding::ReadOnlyStorage, W = Binding::Storage;
-  if (template_id == "update_cache") return {U, R, W};                // value, cache
-  if (template_id == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
-  if (template_id == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
-  if (template_id == "sdpa_flash") return {U, R, R, R, W, W, W};      // q, k, v, stats, acc, out
-  if (template_id == "sdpa_combine" || template_id == "sdpa_combine_rows") return {U, R, R, W};  // stats, acc, out
-  if (template_id == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
-  throw std::logic_error("attention template " + std::string(template_id) + " has no bindings");
+  const std::string_view t = variant.template_id;
+  if (t == "update_cache") return {U, R, W};                // value, cache
+  if (t == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
+  if (t == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
+  // q, k and v caches, stats and acc, out; flash_rope writes the caches and adds the new k and v
+  // rows and the rope table.
+  if (t == "sdpa_flash" && variant.variant.starts_with("flash_rope.")) return {U, R, W, W, W, W, R, R, R};
+  if (t == "sdpa_flash") return {U, R, R, R, W, W};
+  if (t == "sdpa_combine" || t == "sdpa_combine_rows") return {U, R, R, W};  // stats, acc, out
+  if (t == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
+  throw std::logic_error("attention template " + std::string(t) + " has no bindings");
 }
 
 const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant) {
   const shaders::ShaderVariant* v = shaders::find_attention(variant);
   if (!v) throw graph::GraphError(ctx.label() + ": no attention variant " + variant);
-  return variant_kernel(ctx, *v, template_bindings(v->template_id), prelude(v->template_id));
+  return variant_kernel(ctx, *v, variant_bindings(*v), prelude(v->template_id));
 }
 
 std::string position_guard(const NodeContext& ctx, size_t i) {

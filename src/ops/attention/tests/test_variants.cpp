@@ -1,5 +1,5 @@
-// Every generated attention variant compiles with its template's bindings, including the
-// (q, cache) storage pairs and tiles the replay tests do not run.
+// Every generated attention variant compiles with its bindings, including the (q, cache) storage
+// pairs and tiles the replay tests do not run.
 #include <gtest/gtest.h>
 
 #include "gpu/kernel.h"
@@ -16,11 +16,11 @@ TEST(AttentionVariants, EveryVariantCompiles) {
     SCOPED_TRACE(std::string(v.variant));
     const gpu::KernelKey key{std::string(v.template_id), std::string(v.variant), {}};
     EXPECT_NO_THROW(gpu::Kernel(runtime::testing::shared_context(), key,
-                                gpu::KernelSource{variant_wgsl(v), template_bindings(v.template_id)}));
+                                gpu::KernelSource{variant_wgsl(v), variant_bindings(v)}));
     ++n;
   }
-  // update_cache, rope_update_cache, materialized, flash, combine, combine_rows, k16
-  EXPECT_EQ(n, 4u + 16u + 4u + 4u + 2u + 2u + 16u);
+  // update_cache, rope_update_cache, materialized, flash and flash_rope, combine, combine_rows, k16
+  EXPECT_EQ(n, 4u + 16u + 4u + 8u + 2u + 2u + 16u);
 }
 
 }  // namespace
