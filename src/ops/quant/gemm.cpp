@@ -270,7 +270,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     outs[i] = i < ops.outputs ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
   }
   // The plans of every M the GEMM may run at, and the largest partials they write: splits x M x N
-  // floats, under (256 + tiles) x BM x 128 (16 to 18 MiB at Llama-3.2-1B's shapes).
+  // floats, under (G + tiles) x BM x 128 for G workgroups aimed at (16 to 18 MiB at
+  // Llama-3.2-1B's shapes with the default 256).
   std::set<std::pair<uint64_t, bool>> used;
   uint64_t partial_bytes = 0;
   for (uint64_t m = kGemvRows + 1; m <= max_rows(ctx); ++m) {
