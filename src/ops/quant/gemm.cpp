@@ -9,7 +9,8 @@
 // packs it. Tile rows and splits are chosen from the current M at every resize; whenever M is
 // at most 4 the node runs q4_gemv's executable part instead (products.cpp).
 // With x in int8 (quant_gemm_x8, on by default), q8_chunks.wgsl first rounds x to int8 in
-// chunks of 32 (one step each) into scratch, and the int8 variant of q4_gemm (64-row tiles) sums
+// chunks of 32 (one step each) into scratch (the add_rms_norm_ products' norm dispatch writes
+// its normalized x that way itself), and the int8 variant of q4_gemm (64-row tiles) sums
 // four products per dot4I8Packed against the nibbles made int8; x's rounding, at most half a step
 // per value, is an order of magnitude below the 4-bit weights' own (PERFORMANCE.md has the speed).
 // Options (tuning and tests): quant_gemm = off declines the route; quant_gemm_split = S asks for
@@ -290,11 +291,13 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   }
   gpu::BufferBinding x = ctx.input(0).binding();
   exec->gemv = q4_gemv_exec(ctx, &x);
-  if (ops.norm) exec->norm = transformer::add_rms_norm_dispatch(ctx, x, ctx.output(ops.outputs).binding());
+  const gpu::BufferBinding sum = ops.norm ? ctx.output(ops.outputs).binding() : gpu::BufferBinding{};
+  if (ops.norm && !o.x8) exec->norm = transformer::add_rms_norm_dispatch(ctx, x, sum);
   const gpu::BufferBinding w = ctx.input(ops.weight).binding();
   // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
   const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
-  // int8 x: M x K bytes of words, then (at a binding offset's alignment) M x K / 32 steps.
+  // int8 x: M x K bytes of words, then (at a binding offset's alignment) M x K / 32 steps, written
+  // by q8_chunks or, for the add_rms_norm_ products, by the norm's dispatch itself (its q8 form).
   uint64_t xd_base = 0;
   if (o.x8) {
     const uint64_t bytes = max_rows(ctx) * f.k, steps = bytes / 8;
@@ -302,7 +305,12 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
     const gpu::BufferBinding q8 = exec->scratch(ctx, end);
     xd_base = at / 4;
-    exec->quantize = quantize_dispatch(ctx, f, x, {q8.buffer, q8.offset, bytes}, {q8.buffer, q8.offset + at, steps});
+    const gpu::BufferBinding words{q8.buffer, q8.offset, bytes}, step_words{q8.buffer, q8.offset + at, steps};
+    if (ops.norm) {
+      exec->norm = transformer::add_rms_norm_dispatch(ctx, words, sum, step_words);
+    } else {
+      exec->quantize = quantize_dispatch(ctx, f, x, words, step_words);
+    }
     x = {q8.buffer, q8.offset, end};
   }
   for (const auto& key : used) {

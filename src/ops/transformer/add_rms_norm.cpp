@@ -30,11 +30,14 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
 }  // namespace
 
 std::unique_ptr<runtime::NodeExec> add_rms_norm_dispatch(const NodeContext& ctx, gpu::BufferBinding out,
-                                                         gpu::BufferBinding sum) {
+                                                         gpu::BufferBinding sum,
+                                                         std::optional<gpu::BufferBinding> steps) {
+  std::vector<gpu::Binding> bindings{gpu::Binding::Uniform,         gpu::Binding::ReadOnlyStorage,
+                                     gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
+                                     gpu::Binding::Storage,         gpu::Binding::Storage};
+  if (steps) bindings.push_back(gpu::Binding::Storage);
   const gpu::Kernel& kernel =
-      family_kernel(ctx, variant_name(ctx),
-                    {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                     gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage});
+      family_kernel(ctx, variant_name(ctx) + (steps ? ".q8" : ""), std::move(bindings), kInt8ChunkWgsl);
   const uint32_t per_word = runtime::elements_per_word(ctx.input(0).storage);  // out and sum are x's
   const float eps = static_cast<float>(ctx.attr("eps").as_float());
   auto update = [per_word, eps](const NodeContext& c) {
@@ -51,7 +54,10 @@ std::unique_ptr<runtime::NodeExec> add_rms_norm_dispatch(const NodeContext& ctx,
   };
   return std::make_unique<DispatchExec>(
       ctx, kernel,
-      std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(), out, sum},
+      steps ? std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(),
+                                              out, sum, *steps}
+            : std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(),
+                                              out, sum},
       kParamWords, update);
 }
 

@@ -3,7 +3,7 @@
 // 1, or 2 where rows end inside a word (odd n on packed f16), so that every word written belongs
 // to one workgroup. Pass 1 writes sum and reduces the squares of each row of the group; pass 2
 // reads back the words this invocation wrote (already rounded to the storage dtype, as an
-// unfused add followed by rms_norm would see them) and writes out.
+// unfused add followed by rms_norm would see them) and writes out: {{out_doc}}.
 struct Params {
   rows: u32,
   n: u32,
@@ -20,6 +20,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> W: array<u32>;
 @group(0) @binding(4) var<storage, read_write> Out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> Sum: array<u32>;
+@group(0) @binding(6) var<storage, read_write> D: array<u32>;  // the q8 form's steps
 
 const WG = {{workgroup_size}}u;
 const PW = {{per_word}}u;
@@ -65,6 +66,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let scale = inverseSqrt(red[0] * params.inv_n + params.eps);
 
+  {{pass2}}
+}
+
+// The normalized words of [begin, end) (rows of the group: the first's scale in scale.x).
+fn out_words(begin: u32, end: u32, scale: vec2<f32>, lid: u32) {
   for (var w = begin / PW + lid; w * PW < end; w += WG) {
     let word = Sum[w];
     var v = vec2<f32>(0.0, 0.0);
@@ -77,5 +83,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     Out[w] = pack(v);
+  }
+}
+
+// The q8 form (one row per group, n a multiple of 32): the normalized row in int8 chunks of 32
+// (i8_chunk, from f32: no rounding to x's dtype first), chunk i of the row at Out[8i .. 8i + 7]
+// and its step at D[i], rows one after another as q8_chunks.wgsl writes them.
+fn out_i8(begin: u32, scale: f32, lid: u32) {
+  storageBarrier();  // a chunk's sums were written by other invocations
+  for (var c = lid; c < params.n / 32u; c += WG) {
+    var v: array<vec4<f32>, 8>;
+    for (var j = 0u; j < 32u; j++) {
+      let e = begin + 32u * c + j;
+      let k = 32u * c + j;
+      v[j / 4u][j % 4u] = unpack(Sum[e / PW], e) * scale * unpack(W[k / PW], k);
+    }
+    let q = i8_chunk(v);
+    let i = begin / 32u + c;
+    for (var h = 0u; h < 4u; h++) {
+      Out[8u * i + h] = q.lo[h];
+      Out[8u * i + 4u + h] = q.hi[h];
+    }
+    D[i] = bitcast<u32>(q.dx);
   }
 }

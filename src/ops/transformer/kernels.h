@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,8 +31,11 @@ runtime::OpKernels add_rms_norm_kernels();  // add_rms_norm.cpp
 // add_rms_norm's dispatch for a node whose inputs 0..2 are x, residual and the norm weight
 // (add_rms_norm itself, and the quant family's add_rms_norm_ products, which normalize into
 // scratch this way wherever their product kernel has no prologue): the normalized x into `out`
-// and x + residual into `sum`, both of x's shape and dtype.
+// and x + residual into `sum`, both of x's shape and dtype. With `steps` (q8: the last dim a
+// multiple of 32), `out` takes the normalized x in int8 chunks of 32 instead, as q8_chunks.wgsl
+// writes them for q4_gemm's int8 variant (8 words per chunk), and `steps` their steps.
 std::unique_ptr<runtime::NodeExec> add_rms_norm_dispatch(const runtime::NodeContext& ctx, gpu::BufferBinding out,
-                                                         gpu::BufferBinding sum);
+                                                         gpu::BufferBinding sum,
+                                                         std::optional<gpu::BufferBinding> steps = std::nullopt);
 
 }  // namespace wgx::ops::transformer

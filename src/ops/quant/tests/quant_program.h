@@ -351,12 +351,14 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"sw_d3", 3, 20, 37, 0, f32, f32, true, {}, "gemv", false, false, true},
       {"sw_d37_x16", 37, 26, 40, 0, f32, f16, false, {}, "tiled", false, false, true},
       // add_rms_norm_linear_qkv / _swiglu: q4_gemv normalizes in its prologue at one row of f32 x
-      // (one dispatch); elsewhere add_rms_norm's kernel runs first (f16 x, M > 1, other kernels)
+      // (one dispatch); elsewhere add_rms_norm's kernel runs first (f16 x, M > 1, other kernels;
+      // before q4_gemm's int8 variant, in its q8 form, writing x in int8)
       {"n_qkv_g1", 1, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true, 0.5},
       {"n_sw_g1_k2048", 1, 38, 2048, 64, f16, f32, false, {}, "q4_gemv", false, false, true, true},
       {"n_sw_sym", 37, 46, 128, 64, f32, f32, true, {}, "q4_gemm", true, true, true, true},
       {"n_qkv_g3_x16", 3, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_gemv", false, false, false, true},
       {"n_qkv_t37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_gemm", false, false, false, true},
+      {"n_qkv_t37_x16", 37, 64, 128, 32, f32, f16, true, {32, 16, 16}, "q4_gemm", false, false, false, true},
       {"n_qkv_d3", 3, 23, 37, 0, f32, f32, true, {11, 5, 7}, "gemv", false, false, false, true},
       {"n_qkv_d37_x16", 37, 41, 113, 0, f32, f16, false, {11, 13, 17}, "tiled", false, false, false, true},
   };
