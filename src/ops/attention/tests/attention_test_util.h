@@ -168,4 +168,21 @@ inline std::string rejected_text(const RouteChoice& r) {
   return s;
 }
 
+// The rope tests' settings: Llama 3's (theta 5e5 and its frequency scaling), Qwen3's, and the
+// interleaved (GPT-J) layout.
+inline constexpr RopeReference kLlamaRope{.theta = 5e5, .llama3 = true};
+inline constexpr RopeReference kQwenRope{.theta = 1e6};
+inline constexpr RopeReference kInterleavedRope{.theta = 1e4, .interleaved = true};
+
+// Values as an activation tensor holds them: f16 (`f16`, values already exact in f16) or f32.
+inline std::vector<uint8_t> activation_bytes(bool f16, const std::vector<float>& x) {
+  return f16 ? bytes_of(to_f16(x)) : bytes_of(x);
+}
+
+// A q/k norm weight [dim] around 1 (in [0.5, 1.5]), exact in f16 when `f16`.
+inline std::vector<float> norm_weight(int64_t dim, bool f16, uint32_t seed) {
+  const std::vector<float> w = random_floats(static_cast<size_t>(dim), seed, 0.5f, 1.5f);
+  return f16 ? round_f16(w) : w;
+}
+
 }  // namespace wgx::runtime::testing

@@ -44,9 +44,9 @@ constexpr double kEps = 1e-6;
 // visible rows), prefill chunks between them.
 const std::vector<int64_t> kLengths = {1, 3, 1, 58, 1, 64, 64, 1, 64, 42, 1};
 
-constexpr RopeReference kLlama{.theta = 5e5, .llama3 = true};
-constexpr RopeReference kQwen{.theta = 1e6};
-constexpr RopeReference kInterleaved{.theta = 1e4, .interleaved = true};
+constexpr RopeReference kLlama = testing::kLlamaRope;
+constexpr RopeReference kQwen = testing::kQwenRope;
+constexpr RopeReference kInterleaved = testing::kInterleavedRope;
 
 const RuntimeOptions kDefault{};
 const RuntimeOptions kSingleMax32{{"sdpa_decode_single_max", "32"}};
@@ -92,14 +92,9 @@ AttnConfig config(const Case& c, int64_t max_new = kMaxNew) {
 }
 
 std::vector<uint8_t> activation_bytes(const Case& c, const std::vector<float>& x) {
-  return f16_io(c) ? testing::bytes_of(testing::to_f16(x)) : testing::bytes_of(x);
+  return testing::activation_bytes(f16_io(c), x);
 }
-
-// A norm weight [D] around 1, exact in the activation dtype.
-std::vector<float> norm_weight(const Case& c, uint32_t seed) {
-  const std::vector<float> w = testing::random_floats(static_cast<size_t>(c.dim), seed, 0.5f, 1.5f);
-  return f16_io(c) ? testing::round_f16(w) : w;
-}
+std::vector<float> norm_weight(const Case& c, uint32_t seed) { return testing::norm_weight(c.dim, f16_io(c), seed); }
 
 // The steps' data; with f16 activations and the norm, multiples of 2^-6 (random_floats' range is
 // [-2, 2]): exact in f16, and their squares (multiples of 2^-12, a head's sum below 2^10) add up

@@ -42,9 +42,9 @@ struct Case {
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-constexpr RopeReference kLlama{.theta = 5e5, .llama3 = true};
-constexpr RopeReference kQwen{.theta = 1e6};
-constexpr RopeReference kInterleaved{.theta = 1e4, .interleaved = true};
+constexpr RopeReference kLlama = testing::kLlamaRope;
+constexpr RopeReference kQwen = testing::kQwenRope;
+constexpr RopeReference kInterleaved = testing::kInterleavedRope;
 constexpr RopeReference kInterleavedLlama{.theta = 5e5, .interleaved = true, .llama3 = true};
 
 const Case kCases[] = {
@@ -74,14 +74,9 @@ AttnConfig config(const Case& c) {
 
 bool f16_io(const Case& c) { return c.io == DType::f16; }
 
-// A norm weight [D] around 1, exact in the activation dtype.
-std::vector<float> norm_weight(const Case& c, uint32_t seed) {
-  std::vector<float> w = testing::random_floats(static_cast<size_t>(c.dim), seed, 0.5f, 1.5f);
-  return f16_io(c) ? testing::round_f16(w) : w;
-}
-
+std::vector<float> norm_weight(const Case& c, uint32_t seed) { return testing::norm_weight(c.dim, f16_io(c), seed); }
 std::vector<uint8_t> constant_bytes(const Case& c, const std::vector<float>& w) {
-  return f16_io(c) ? testing::bytes_of(testing::to_f16(w)) : testing::bytes_of(w);
+  return testing::activation_bytes(f16_io(c), w);
 }
 
 // Inputs q, k, v (seq and pos SymInts as attention_test_util.h's run_step sets them), caches
