@@ -58,7 +58,9 @@ it existed) decode synchronously.
   --prefill-runs N        prefills timed (each on a reset cache); the median is reported
                           (default 5)
   --profile               also GPU time per op and route of one prefill and one decode step,
-                          on a second build of the model with timestamps on (not timed above)
+                          on a second build of the model with timestamps on (not timed above),
+                          and each step's GPU time as it runs unprofiled (timestamps per pass,
+                          not per dispatch), alone and behind decode steps queued back to back
   --json                  one JSON object on stdout instead of text
 
 )";
@@ -242,6 +244,24 @@ std::string tokens_at(int64_t count, int64_t first) {
          std::to_string(first + count - 1);
 }
 
+constexpr int kStepRuns = 24;  // decode steps timed whole for the profile (prefill: a quarter)
+constexpr int kQueued = 7;     // untimed decode steps queued before a timed one
+
+// The median GPU time of `runs` executes by `step` (a program timing its passes): first
+// timestamp to last of each.
+template <typename Step>
+double median_step(int runs, Step step, const runtime::Program& p) {
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    step();
+    const std::vector<gpu::DispatchTiming>& t = p.last_timings();
+    if (t.empty()) return 0;
+    us.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3);
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
 // One prefill step (the prompt's last) and one decode step on a build with timestamps, each run
 // twice so the second, timed one finds the device warm. The timed program is released first.
 std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start,
@@ -252,14 +272,37 @@ std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<cons
   std::pair<StepProfile, StepProfile> out;
   const size_t last = std::min(prompt.size(), static_cast<size_t>(m.limits.max_prefill));
   const int64_t first = start - static_cast<int64_t>(last);
+  int32_t token = 0;
   for (int pass = 0; pass < 2; ++pass) {
+    p.set_timing(gpu::Timing::Dispatches);
     p.reset_state();
     feed(p, prompt.last(last), first);
     out.first = profile_step(p, "prefill: " + tokens_at(static_cast<int64_t>(last), first));
-    const int32_t token = greedy(p);
+    token = greedy(p);
     feed(p, std::span<const int32_t>(&token, 1), start);
     out.second = profile_step(p, "decode: " + tokens_at(1, start));
   }
+  // The steps as they run unprofiled: the same work timed per pass (one pass but for copies),
+  // repeated; the median.
+  p.set_timing(gpu::Timing::Passes);
+  out.first.step_microseconds = median_step(kStepRuns / 4, [&] {
+    p.reset_state();
+    feed(p, prompt.last(last), first);
+  }, p);
+  out.second.step_microseconds = median_step(kStepRuns, [&] { feed(p, std::span<const int32_t>(&token, 1), start); }, p);
+  out.first.step_runs = kStepRuns / 4;
+  out.second.step_runs = kStepRuns;
+  // The decode step again, each timed one after kQueued untimed ones submitted back to back (as
+  // the pipelined loop submits them): what the GPU does with a full queue.
+  std::vector<double> queued;
+  for (int r = 0; r < kStepRuns / 4; ++r) {
+    p.set_timing(gpu::Timing::Off);
+    for (int i = 0; i < kQueued; ++i) feed(p, std::span<const int32_t>(&token, 1), start);
+    p.set_timing(gpu::Timing::Passes);
+    queued.push_back(median_step(1, [&] { feed(p, std::span<const int32_t>(&token, 1), start); }, p));
+  }
+  std::nth_element(queued.begin(), queued.begin() + queued.size() / 2, queued.end());
+  out.second.queued_microseconds = queued[queued.size() / 2];
   return out;
 }
 

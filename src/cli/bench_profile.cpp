@@ -69,6 +69,15 @@ std::string profile_table(const StepProfile& p) {
   std::snprintf(line, sizeof line, "profile      %s: %zu dispatches, %.1f us of GPU time\n", p.step.c_str(),
                 p.dispatches, p.total_microseconds);
   std::string out = line;
+  if (p.step_runs > 0) {
+    std::snprintf(line, sizeof line, "             the step unprofiled: %.1f us of GPU time (median of %d)\n",
+                  p.step_microseconds, p.step_runs);
+    out += line;
+  }
+  if (p.queued_microseconds > 0) {
+    std::snprintf(line, sizeof line, "             behind queued steps: %.1f us of GPU time\n", p.queued_microseconds);
+    out += line;
+  }
   std::snprintf(line, sizeof line, "  %-26s %-18s %-30s %10s %12s %7s\n", "op", "route", "nodes", "dispatches",
                 "time (us)", "share");
   out += line;
@@ -90,7 +99,9 @@ nlohmann::json profile_json(const StepProfile& p) {
                     {"us", r.microseconds},
                     {"share", share(r.microseconds, p.total_microseconds) / 100.0}});
   }
-  return {{"step", p.step}, {"dispatches", p.dispatches}, {"total_us", p.total_microseconds}, {"rows", rows}};
+  return {{"step", p.step},       {"dispatches", p.dispatches},      {"total_us", p.total_microseconds},
+          {"step_us", p.step_microseconds}, {"step_runs", p.step_runs}, {"queued_us", p.queued_microseconds},
+          {"rows", rows}};
 }
 
 }  // namespace wgx::cli

@@ -25,6 +25,11 @@ struct StepProfile {
   std::vector<ProfileRow> rows;
   double total_microseconds = 0;
   size_t dispatches = 0;
+  // The step's GPU time as it runs unprofiled (no pass per dispatch): the median of step_runs
+  // runs timed first timestamp to last; 0 if not measured.
+  double step_microseconds = 0;
+  int step_runs = 0;
+  double queued_microseconds = 0;  // the same behind steps queued back to back; 0 if not measured
 };
 
 // The last execute()'s timings of a program built with RuntimeOptions "profile" = "1".

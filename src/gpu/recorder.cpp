@@ -28,8 +28,8 @@ WorkgroupGrid split_workgroups(uint64_t count, uint32_t max_per_dimension) {
   return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(z)};
 }
 
-Recorder::Recorder(Context& ctx, std::string label, bool profile)
-    : ctx_(ctx), label_(std::move(label)), profile_(profile && ctx.features().timestamp_query) {
+Recorder::Recorder(Context& ctx, std::string label, Timing timing)
+    : ctx_(ctx), label_(std::move(label)), timing_(ctx.features().timestamp_query ? timing : Timing::Off) {
   ctx_.check(label_);
   WGPUCommandEncoderDescriptor desc{};
   desc.label = view_of(label_);
@@ -54,11 +54,11 @@ void Recorder::begin_pass(std::string_view label, bool timestamped) {
       qdesc.count = query_capacity_;
       queries_ = decltype(queries_)(wgpuDeviceCreateQuerySet(ctx_.device(), &qdesc));
     }
-    const uint32_t index = static_cast<uint32_t>(recorded_.size());
+    const uint32_t index = timed_++;
     if (2 * index + 2 > query_capacity_) {
       throw GpuError(ErrorKind::Validation, label_,
                      "more than " + std::to_string(kMaxProfiledDispatches) +
-                         " profiled dispatches in one recording");
+                         " profiled dispatches or passes in one recording");
     }
     writes.querySet = queries_.get();
     writes.beginningOfPassWriteIndex = 2 * index;
@@ -89,18 +89,18 @@ void Recorder::dispatch(const Kernel& kernel, const BindGroup& group, uint64_t w
 void Recorder::dispatch_grid(const Kernel& kernel, const BindGroup& group, WorkgroupGrid grid,
                              std::string_view label) {
   if (submitted_) throw GpuError(ErrorKind::Validation, std::string(label), "recorder already submitted");
-  if (profile_) {
+  if (timing_ == Timing::Dispatches) {
     end_pass();
     begin_pass(label, true);
   } else if (!pass_) {
-    begin_pass(label_, false);
+    begin_pass(label_, timing_ == Timing::Passes);
   }
   recorded_.push_back({static_cast<uint32_t>(labels_.size()), static_cast<uint32_t>(label.size()), &kernel, &group});
   labels_.append(label);
   wgpuComputePassEncoderSetPipeline(pass_.get(), kernel.pipeline());
   wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, group.raw(), 0, nullptr);
   if (grid.total() > 0) wgpuComputePassEncoderDispatchWorkgroups(pass_.get(), grid.x, grid.y, grid.z);
-  if (profile_) end_pass();
+  if (timing_ == Timing::Dispatches) end_pass();
 }
 
 void Recorder::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst,
@@ -163,7 +163,7 @@ void Recorder::submit() {
   if (submitted_) throw GpuError(ErrorKind::Validation, label_, "recorder already submitted");
   submitted_ = true;
   end_pass();
-  const uint32_t stamps = profile_ ? static_cast<uint32_t>(2 * recorded_.size()) : 0;
+  const uint32_t stamps = 2 * timed_;
   if (stamps > 0) {
     resolve_ = Buffer(ctx_, uint64_t{stamps} * 8, BufferKind::QueryResolve, label_ + " timestamps");
     readback_ = Buffer(ctx_, uint64_t{stamps} * 8, BufferKind::Readback, label_ + " timestamps");
@@ -192,7 +192,7 @@ void Recorder::submit() {
 
 std::vector<DispatchTiming> Recorder::timings() {
   std::vector<DispatchTiming> out;
-  if (!profile_ || recorded_.empty()) return out;
+  if (timed_ == 0) return out;
   if (!submitted_) throw GpuError(ErrorKind::Validation, label_, "timings() before submit()");
   struct Mapped {
     WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
@@ -210,8 +210,9 @@ std::vector<DispatchTiming> Recorder::timings() {
     throw GpuError(ErrorKind::Internal, label_, "mapping the timestamps failed");
   }
   const auto* ts = static_cast<const uint64_t*>(wgpuBufferGetConstMappedRange(readback_.raw(), 0, bytes));
-  for (size_t i = 0; i < recorded_.size(); ++i) {
-    out.push_back({std::string(label_of(recorded_[i])), ts[2 * i], ts[2 * i + 1]});
+  for (size_t i = 0; i < timed_; ++i) {
+    const std::string label = timing_ == Timing::Dispatches ? std::string(label_of(recorded_[i])) : label_;
+    out.push_back({label, ts[2 * i], ts[2 * i + 1]});
   }
   wgpuBufferUnmap(readback_.raw());
   return out;

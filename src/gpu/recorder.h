@@ -1,8 +1,10 @@
 // Command recording: dispatches, copies and clears recorded into one command buffer and
 // submitted at once. Dispatch counts beyond maxComputeWorkgroupsPerDimension are split over y and
 // z transparently (kernels recover the linear index with kLinearWorkgroupWgsl). With profiling on
-// and timestamp-query present, every dispatch gets its own pass with GPU timestamps. Readbacks
-// into an AsyncReadback ride in the same command buffer; their maps start at submit().
+// and timestamp-query present, every dispatch gets its own pass with GPU timestamps (Timing::
+// Dispatches), or every pass is timed as it is recorded anyway (Timing::Passes: the work's own
+// GPU time, without the cost of a pass per dispatch). Readbacks into an AsyncReadback ride in the
+// same command buffer; their maps start at submit().
 #pragma once
 
 #include <cstdint>
@@ -34,9 +36,12 @@ struct DispatchTiming {
   double microseconds() const { return static_cast<double>(end_ns - begin_ns) * 1e-3; }
 };
 
+// What a Recorder times with GPU timestamps (where the device has timestamp-query).
+enum class Timing { Off, Dispatches, Passes };
+
 class Recorder {
  public:
-  Recorder(Context& ctx, std::string label, bool profile = false);
+  Recorder(Context& ctx, std::string label, Timing timing = Timing::Off);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -60,8 +65,9 @@ class Recorder {
   void submit();
 
   size_t dispatches() const { return recorded_.size(); }
-  bool profiling() const { return profile_; }
-  // Per-dispatch GPU times of the submitted work (waits for it). Empty unless profiling.
+  bool profiling() const { return timing_ != Timing::Off; }
+  // GPU times of the submitted work (waits for it): one per dispatch labelled with it, or one per
+  // pass labelled with the recorder's label. Empty unless profiling.
   std::vector<DispatchTiming> timings();
 
  private:
@@ -83,7 +89,8 @@ class Recorder {
 
   Context& ctx_;
   std::string label_;
-  bool profile_;
+  Timing timing_;
+  uint32_t timed_ = 0;  // timestamp pairs written so far
   bool submitted_ = false;
   Handle<WGPUCommandEncoder, wgpuCommandEncoderRelease> encoder_;
   Handle<WGPUComputePassEncoder, wgpuComputePassEncoderRelease> pass_;

@@ -75,7 +75,7 @@ SelfTestResult run_axpy_selftest(Context& ctx, uint64_t elements, int passes) {
   r.passes = passes;
   std::vector<double> seconds;
   if (ctx.features().timestamp_query) {
-    Recorder rec(ctx, "selftest timed", /*profile=*/true);
+    Recorder rec(ctx, "selftest timed", Timing::Dispatches);
     for (int i = 0; i < passes; ++i) rec.dispatch(kernel, group, workgroups, "axpy");
     rec.submit();
     for (const DispatchTiming& t : rec.timings()) seconds.push_back(t.microseconds() * 1e-6);

@@ -158,7 +158,7 @@ struct Program::Impl {
   gpu::PipelineCache pipelines;
   ParamArena params{gpu};  // before the steps: their bind groups refer to its buffers
   ScratchPool scratch{gpu};  // likewise
-  bool profile = false;
+  gpu::Timing timing = gpu::Timing::Off;
 
   std::vector<TensorRef> refs;                 // per value
   std::vector<std::vector<int64_t>> shapes;    // per value, current sizes
@@ -330,7 +330,9 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
   Impl& m = *impl_;
   const Graph& g = m.graph;
   graph::validate(g);
-  m.profile = m.options.count("profile") && m.options.at("profile") == "1";
+  if (const auto it = m.options.find("profile"); it != m.options.end()) {
+    m.timing = it->second == "1" ? gpu::Timing::Dispatches : it->second == "passes" ? gpu::Timing::Passes : gpu::Timing::Off;
+  }
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
   m.refs.resize(nv);
@@ -606,7 +608,7 @@ void Program::execute() {
   }
   m.small_class_now = small;
   m.params.flush();
-  gpu::Recorder rec(m.gpu, "execute", m.profile);
+  gpu::Recorder rec(m.gpu, "execute", m.timing);
   for (auto& step : m.steps) step.active(small).exec->record(rec);
   dispatches_ = rec.dispatches();
   for (const Impl::Feed& f : m.feeds) {
@@ -644,8 +646,10 @@ void Program::execute() {
     if (m.sym_values[sym] != value) set_sym(m.graph.syms[sym].name, value);
   }
   for (Impl::Feed& f : m.feeds) f.fed_shape = m.shapes[f.output];
-  if (m.profile) timings_ = rec.timings();
+  timings_ = rec.timings();
 }
+
+void Program::set_timing(gpu::Timing timing) { impl_->timing = timing; }
 
 void Program::feed_from(std::string_view input, std::string_view output) {
   Impl& m = *impl_;

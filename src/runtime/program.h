@@ -161,8 +161,12 @@ class Program {
 
   const std::vector<RouteChoice>& routes() const { return routes_; }
   const MemoryReport& memory() const { return memory_; }
-  // Per-dispatch GPU times of the last execute() (profiling on: RuntimeOptions "profile" = "1").
+  // GPU times of the last execute(): per dispatch with RuntimeOptions "profile" = "1" (each in a
+  // pass of its own), per pass with "passes" (the step as it runs unprofiled, passes split only
+  // by copies); empty without timestamp-query or with profiling off. set_timing switches between
+  // them (and off) for the executes that follow.
   const std::vector<gpu::DispatchTiming>& last_timings() const { return timings_; }
+  void set_timing(gpu::Timing timing);
   size_t dispatches_per_execute() const { return dispatches_; }
   // Queue writes of uniform params so far: only params that changed since the last execute are
   // uploaded, one write per dirty page.

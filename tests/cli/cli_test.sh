@@ -159,6 +159,9 @@ case "$case_name" in
     # Rows per kind of node: the layer index starred, one row for the same node of every layer.
     python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; n = [r["nodes"] for r in rows]; sys.exit("layers.*.attn.o_proj" not in n or len(n) != len(set((r["op"], r["route"], r["nodes"]) for r in rows)) or any("layers.0." in x for x in n))' \
       "$tmp/out" || fail "profile rows are not one per kind of node"
+    # The steps timed whole as well (one timestamp pair per pass, not per dispatch).
+    python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["profile"]; sys.exit(p is not None and not (p["decode"]["step_us"] > 0 and p["decode"]["queued_us"] > 0 and p["decode"]["step_runs"] == 24 and p["prefill"]["step_us"] > 0))' \
+      "$tmp/out" || fail "the profile lacks the steps timed whole"
     run 2 "$wgx" bench --synthetic demo-tiny --in-flight 9
     expect_err "in-flight" 
     run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4

@@ -1,4 +1,5 @@
-// Per-dispatch GPU timestamps: present when the feature is, ordered, and absent when off.
+// GPU timestamps per dispatch or per pass: present when the feature is, ordered, and absent when
+// off.
 #include "gpu/recorder.h"
 #include "gpu_test_util.h"
 
@@ -26,7 +27,7 @@ TEST(Timestamps, EveryDispatchIsTimedInOrder) {
   Kernel k(ctx, {"test.busy", "", {}}, kBusy);
   Buffer data(ctx, 64 * 1024 * 4, BufferKind::Storage, "busy data");
   BindGroup g(ctx, k, {{&data}}, "busy");
-  Recorder rec(ctx, "timed", /*profile=*/true);
+  Recorder rec(ctx, "timed", Timing::Dispatches);
   ASSERT_TRUE(rec.profiling());
   for (int i = 0; i < 5; ++i) rec.dispatch(k, g, 1024, "busy " + std::to_string(i));
   rec.submit();
@@ -40,6 +41,32 @@ TEST(Timestamps, EveryDispatchIsTimedInOrder) {
     }
   }
   EXPECT_GT(t.back().end_ns, t.front().begin_ns);  // the clock advanced over real work
+}
+
+TEST(Timestamps, PassesAreTimedAsRecorded) {
+  // Timing::Passes times the passes the work has anyway: five dispatches with a copy between
+  // the second and the third make two passes (with Timing::Dispatches they would make five).
+  Context& ctx = shared_context();
+  if (!ctx.features().timestamp_query) GTEST_SKIP() << "adapter has no timestamp-query";
+  Kernel k(ctx, {"test.busy", "", {}}, kBusy);
+  Buffer data(ctx, 64 * 1024 * 4, BufferKind::Storage, "busy data");
+  Buffer other(ctx, 256, BufferKind::Storage, "copy target");
+  BindGroup g(ctx, k, {{&data}}, "busy");
+  Recorder rec(ctx, "step", Timing::Passes);
+  ASSERT_TRUE(rec.profiling());
+  for (int i = 0; i < 5; ++i) {
+    if (i == 2) rec.copy(data, 0, other, 0, 256);
+    rec.dispatch(k, g, 1024, "busy " + std::to_string(i));
+  }
+  rec.submit();
+  const std::vector<DispatchTiming> t = rec.timings();
+  ASSERT_EQ(t.size(), 2u);
+  for (size_t i = 0; i < t.size(); ++i) {
+    EXPECT_EQ(t[i].label, "step");
+    EXPECT_LE(t[i].begin_ns, t[i].end_ns) << i;
+  }
+  EXPECT_GE(t[1].begin_ns, t[0].end_ns);
+  EXPECT_GT(t.back().end_ns, t.front().begin_ns);
 }
 
 TEST(Timestamps, NoTimingsWithoutProfiling) {
