@@ -34,8 +34,11 @@ namespace {
 constexpr const char* kBenchUsage = R"(usage: wgx bench (--model PATH | --synthetic NAME) [options] [model options]
 
 Times the prefill of a prompt and the decoding of new tokens (greedy, eos ignored, the picking
-of each token included) after one warm-up run of the same shape, and reports the dispatches,
-submits and host CPU time per decode token and the device memory.
+of each token included) after warm-up runs of the same shape, and reports the dispatches,
+submits and host CPU time per decode token and the device memory. The warm-up repeats the
+measured run for --warmup milliseconds: a GPU that idled while the model loaded runs at a
+fraction of its clocks until its load has lasted a while (an H200 takes ~0.2 s to reach them),
+which a short timed run would otherwise count.
 
 Decoding is pipelined: the argmax runs on the device, each step feeds its token to the next on
 the device, and up to --in-flight steps are submitted before the host waits for the oldest
@@ -57,6 +60,8 @@ it existed) decode synchronously.
   --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 3)
   --prefill-runs N        prefills timed (each on a reset cache); the median is reported
                           (default 5)
+  --warmup MS             untimed runs of the same shape for at least MS milliseconds first
+                          (default 1000; 0: one short run, for the first-use costs only)
   --profile               also GPU time per op and route of one prefill and one decode step,
                           on a second build of the model with timestamps on (not timed above),
                           and each step's GPU time as it runs unprofiled (timestamps per pass,
@@ -89,6 +94,7 @@ struct BenchArgs {
   bool sync = false;
   int64_t in_flight = 3;
   int64_t prefill_runs = 5;  // the prefill time reported is the median of this many
+  int64_t warmup_ms = 1000;  // untimed runs first, for at least this long
 
   int64_t start() const { return pos.value_or(prompt_tokens); }  // the first decoded position
 };
@@ -328,6 +334,8 @@ BenchArgs parse(const std::vector<std::string>& argv) {
           parse_int("--in-flight", args.value(), 1, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
     } else if (args.take("--prefill-runs")) {
       a.prefill_runs = parse_int("--prefill-runs", args.value(), 1, 100);
+    } else if (args.take("--warmup")) {
+      a.warmup_ms = parse_int("--warmup", args.value(), 0, 600000);
     } else if (args.take("--profile")) {
       a.profile = true;
     } else if (args.take("--json")) {
@@ -386,7 +394,13 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const std::vector<int32_t> prompt = make_prompt(m, a);
   const int64_t start = a.start();
   const bool pipelined = !a.sync && m.limits.next_token;
-  run(*m.program, a, pipelined, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);  // warm-up
+  // Warm-up: first-use costs, then the clocks (see the usage).
+  run(*m.program, a, pipelined, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);
+  int warmups = 0;
+  for (const auto w0 = std::chrono::steady_clock::now();
+       std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(a.warmup_ms); ++warmups) {
+    run(*m.program, a, pipelined, prompt, start, a.new_tokens, m.limits.max_prefill);
+  }
   Timing t = run(*m.program, a, pipelined, prompt, start, a.new_tokens, m.limits.max_prefill);
   // One prefill varies by 2x between runs (GPU clocks): report the median of several, each on a
   // reset cache, with the fastest beside it.
@@ -424,6 +438,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"prefill_steps", t.prefill_steps},
         {"prefill_s", t.prefill_s},
         {"prefill_runs", a.prefill_runs},
+        {"warmup_ms", a.warmup_ms},
+        {"warmup_runs", warmups},
         {"prefill_fastest_s", fastest_prefill_s},
         {"prefill_tok_s", prefill_tok_s},
         {"first_token_s", t.first_token_s},
@@ -468,6 +484,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
               static_cast<long long>(a.prefill_runs),
               rate(static_cast<double>(a.prompt_tokens) / fastest_prefill_s).c_str());
   std::printf("first token  %.3f s\n", t.first_token_s);
+  std::printf("warm-up      %d untimed run%s of the same shape first (--warmup %lld ms)\n", warmups,
+              warmups == 1 ? "" : "s", static_cast<long long>(a.warmup_ms));
   if (pipelined) {
     std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight)\n",
                 tokens_at(n, start).c_str(), t.decode_s, rate(decode_tok_s).c_str(),

@@ -134,12 +134,14 @@ case "$case_name" in
     expect_out "^model        synthetic demo-tiny (Llama, q4 weights, f16 KV cache, context 4096"
     expect_out "^prefill      8 tokens at positions 0..7 in .* tok/s"
     expect_out "^first token  "
+    expect_out "^warm-up      [1-9][0-9]* untimed runs\? of the same shape first (--warmup 1000 ms)"
     expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 3 steps in flight)"
     expect_out "^per token    [0-9]* dispatches, 1 submit "
     expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread)"
     expect_out "^memory       .*: constants .*, state .*, intermediates "
     expect_out "^kv cache     1.0 MiB as f16 at context 4096 (f16 1.0 MiB, f32 2.0 MiB"
-    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --sync
+    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --sync --warmup 0
+    expect_out "^warm-up      0 untimed runs of the same shape first (--warmup 0 ms)"
     expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (synchronous)"
     expect_out "^per token    [0-9]* dispatches, 2 submits"
     # Pipelined and synchronous decoding pick the same tokens.
@@ -164,6 +166,8 @@ case "$case_name" in
       "$tmp/out" || fail "the profile lacks the steps timed whole"
     run 2 "$wgx" bench --synthetic demo-tiny --in-flight 9
     expect_err "in-flight" 
+    run 2 "$wgx" bench --synthetic demo-tiny --warmup -5
+    expect_err "warmup"
     run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4
     expect_err "it must be at least -p"
     run 2 "$wgx" bench --synthetic llama-9000
