@@ -6,7 +6,7 @@
 // sdpa_decode_chunks option: tuning; 32 measured best on the H200), so a long
 // context still spreads over many workgroups and the scratch has a fixed bound.
 // Single pass: at short context the second, dependent dispatch costs more than the split saves.
-// While the visible rows (input_pos + 1) are at most kSingleMaxRows (or the sdpa_decode_single_max
+// While the visible rows (input_pos + 1) are at most default_single_max (or the sdpa_decode_single_max
 // option, in rows; 0: never), pass 1 runs with one chunk per (batch, kv head) covering every
 // visible row and writes the output acc / l itself, as pass 2 would for one chunk (the same WGSL,
 // write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
@@ -51,11 +51,16 @@ constexpr uint32_t kMinChunk = 16;
 constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
 constexpr uint32_t kMaxChunksOption = 1024;
 // Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
-// option sets another, 0: never): three tiles (3 T rows). One workgroup per kv head is slow over
-// many rows: on the H200 (Llama-3.2-1B, profiled per layer) the single pass took 19.4 us at 129
-// rows and 39.6 at 513, split and combine 24.6 and 27.3 (PERFORMANCE.md, 2026-11-30): even at
-// about 240 rows.
-constexpr uint32_t kSingleMaxRows = 3 * kRowsPerTile;
+// option sets another, 0: never): whole tiles holding up to kSingleMaxElements cache elements per
+// row set, at least one tile: two tiles (128 rows) at head_dim 64, one (64) at head_dim 128. One
+// workgroup per kv head is slow over many rows; the split pass and the combine cost a dispatch
+// more. On the H200 (GPU time of the whole decode step, PERFORMANCE.md, 2026-11-30) the single
+// pass was faster up to 101 rows for Llama-3.2-1B (head_dim 64) and up to 65 for Qwen3-0.6B
+// (head_dim 128), the split one from 129 and 101 rows (-2% and -6% of the step at 129).
+constexpr uint32_t kSingleMaxElements = 2 * kRowsPerTile * 64;
+uint32_t default_single_max(uint32_t dim) {
+  return kRowsPerTile * std::max(1u, kSingleMaxElements / kRowsPerTile / std::max(dim, 1u));
+}
 constexpr uint32_t kMaxSingleOption = 1u << 20;
 
 // The option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent, nullopt
@@ -74,7 +79,7 @@ std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
 }
 std::optional<uint32_t> single_option(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_single_max", kSingleMaxRows, 0, kMaxSingleOption);
+  return count_option(ctx, "sdpa_decode_single_max", default_single_max(geometry_max(ctx).dim), 0, kMaxSingleOption);
 }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.

@@ -1,8 +1,9 @@
 // rope_sdpa_with_kv_cache against the two ops it stands for (rope_update_cache, then
 // sdpa_with_kv_cache over its results), both programs fed the same steps: one-token steps at 1,
 // 5, 64, 193 and 300 visible rows (single passes and split ones: under the default threshold of
-// 192 rows, a threshold of 32, and none with at most 3 chunks, two tiles each at 300 rows, the new
-// row in the last one's second tile) and the prefill chunks between them, for groups of 1, 2 and
+// 128 rows at head_dim 64 and 64 at 128, a threshold of 32, and none with at most 3 chunks, two
+// tiles each at 300 rows, the new row in the last one's second tile) and the prefill chunks
+// between them, for groups of 1, 2 and
 // 4 query heads, head_dim 64 and 128, with and without Qwen3's q/k norm, both rope layouts, f32
 // and f16 activations and caches, batch 1 and 2. After every step the output and both whole
 // caches are compared, and every cache row but the step's new ones must be what it was.

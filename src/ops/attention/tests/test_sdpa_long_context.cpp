@@ -32,12 +32,14 @@ struct LongCase {
   RuntimeOptions options;
 };
 
-// Visible rows (input_pos + 1) of the queries after the fill. Default chunking (at most 32 chunks,
-// rows per chunk a multiple of 16): 65 and 192 are single passes (two and three tiles, the last
-// partial or full); 193 is 13 chunks of 16 (the last 1 row); 1234 is 26 chunks of 48 (the last
-// 34); 3000 and 3001 are 32 of 96 (two tiles each, the second 32 rows; the last chunk 24 and 25
-// rows); 4001 is 32 of 128 (the last 33); 4096 is 32 full ones.
-const int64_t kVisible[] = {65, 192, 193, 1234, 3000, 3001, 4001, 4096};
+// Visible rows (input_pos + 1) of the queries after the fill. The default single pass takes up to
+// two tiles (128 rows) at head_dim 64 and one (64 rows) at wider heads: 64 is one full tile, 65
+// and 128 two tiles at head_dim 64 (the second of 1 row, or full), split passes of 16-row chunks
+// (5 and 8) at wider heads. Default chunking (at most 32 chunks, rows per chunk a multiple of 16):
+// 193 is 13 chunks of 16 (the last 1 row); 1234 is 26 chunks of 48 (the last 34); 3000 and 3001
+// are 32 of 96 (two tiles each, the second 32 rows; the last chunk 24 and 25 rows); 4001 is 32 of
+// 128 (the last 33); 4096 is 32 full ones.
+const int64_t kVisible[] = {64, 65, 128, 193, 1234, 3000, 3001, 4001, 4096};
 
 const RuntimeOptions kDefault{};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_chunks", "3"}};
@@ -118,7 +120,9 @@ TEST_P(LongContext, EveryQueryMatchesTheReference) {
     prog.execute();
     ref.append(fill);
     EXPECT_TRUE(testing::close(prog.read_f32("out"), ref.attend(query)));
-    EXPECT_EQ(prog.dispatches_per_execute() - 2, single || pos + 1 <= 192 ? 1u : 2u);  // the default single pass: 192 rows
+    // The default single pass: 128 rows at head_dim 64, 64 at wider heads.
+    const int64_t single_max = c.dim <= 64 ? 128 : 64;
+    EXPECT_EQ(prog.dispatches_per_execute() - 2, single || pos + 1 <= single_max ? 1u : 2u);
   };
   for (int64_t pos = 0; pos + kFill <= kMaxSeq; pos += kFill) {
     run(pos, kFill);

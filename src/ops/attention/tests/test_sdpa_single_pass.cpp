@@ -141,19 +141,27 @@ TEST_P(SinglePass, EqualsTheCombineOfOneChunkBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Storages, SinglePass, ::testing::ValuesIn(kSingleCases),
                          [](const auto& tp) { return tp.param.name; });
 
-// The default threshold (192 rows): positions 0 and 191 run one pass, 192 and 300 two. The
-// steps jump ahead; the rows between hold zeros on the device and in the reference alike.
-TEST(SinglePassDefault, UpTo192VisibleRows) {
-  const AttnConfig c = single_config(kSingleCases[1], 320, {});
-  const std::unique_ptr<Program> prog = build(c);
-  AttnReference ref(c, rounded_history(c));
-  const std::vector<Step> steps = testing::make_steps(c, std::vector<int64_t>(4, 1), 7000);
-  const int64_t positions[] = {0, 191, 192, 300};
-  for (size_t i = 0; i < steps.size(); ++i) {
-    Step st = steps[i];
-    st.pos = positions[i];
-    SCOPED_TRACE("input_pos " + std::to_string(st.pos));
-    EXPECT_EQ(run_and_check(*prog, c, ref, st), st.pos < 192 ? 1u : 2u);
+// The default threshold: 128 visible rows at head_dim 64 (two tiles), 64 at head_dim 128 (one).
+// Positions on both sides of it run one pass and two; the steps jump ahead, and the rows between
+// hold zeros on the device and in the reference alike.
+TEST(SinglePassDefault, TwoTilesAtHeadDim64OneAt128) {
+  struct Threshold {
+    size_t single_case;
+    int64_t rows;
+  };
+  for (const Threshold& t : {Threshold{1, 128}, Threshold{3, 64}}) {
+    const AttnConfig c = single_config(kSingleCases[t.single_case], 320, {});
+    SCOPED_TRACE("head_dim " + std::to_string(c.dim));
+    const std::unique_ptr<Program> prog = build(c);
+    AttnReference ref(c, rounded_history(c));
+    const std::vector<Step> steps = testing::make_steps(c, std::vector<int64_t>(4, 1), 7000);
+    const int64_t positions[] = {0, t.rows - 1, t.rows, 300};
+    for (size_t i = 0; i < steps.size(); ++i) {
+      Step st = steps[i];
+      st.pos = positions[i];
+      SCOPED_TRACE("input_pos " + std::to_string(st.pos));
+      EXPECT_EQ(run_and_check(*prog, c, ref, st), st.pos < t.rows ? 1u : 2u);
+    }
   }
 }
 
