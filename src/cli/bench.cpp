@@ -289,26 +289,23 @@ std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<cons
     out.second = profile_step(p, "decode: " + tokens_at(1, start));
   }
   // The steps as they run unprofiled: the same work timed per pass (one pass but for copies),
-  // repeated; the median.
+  // repeated; the median. Then the decode step behind kQueued untimed ones submitted back to
+  // back (as the pipelined loop submits them): what the GPU does with a full queue.
+  const auto decode = [&] { feed(p, std::span<const int32_t>(&token, 1), start); };
   p.set_timing(gpu::Timing::Passes);
-  out.first.step_microseconds = median_step(kStepRuns / 4, [&] {
+  out.first.step_runs = kStepRuns / 4;
+  out.first.step_microseconds = median_step(out.first.step_runs, [&] {
     p.reset_state();
     feed(p, prompt.last(last), first);
   }, p);
-  out.second.step_microseconds = median_step(kStepRuns, [&] { feed(p, std::span<const int32_t>(&token, 1), start); }, p);
-  out.first.step_runs = kStepRuns / 4;
   out.second.step_runs = kStepRuns;
-  // The decode step again, each timed one after kQueued untimed ones submitted back to back (as
-  // the pipelined loop submits them): what the GPU does with a full queue.
-  std::vector<double> queued;
-  for (int r = 0; r < kStepRuns / 4; ++r) {
+  out.second.step_microseconds = median_step(kStepRuns, decode, p);
+  out.second.queued_microseconds = median_step(kStepRuns / 4, [&] {
     p.set_timing(gpu::Timing::Off);
-    for (int i = 0; i < kQueued; ++i) feed(p, std::span<const int32_t>(&token, 1), start);
+    for (int i = 0; i < kQueued; ++i) decode();
     p.set_timing(gpu::Timing::Passes);
-    queued.push_back(median_step(1, [&] { feed(p, std::span<const int32_t>(&token, 1), start); }, p));
-  }
-  std::nth_element(queued.begin(), queued.begin() + queued.size() / 2, queued.end());
-  out.second.queued_microseconds = queued[queued.size() / 2];
+    decode();
+  }, p);
   return out;
 }
 
