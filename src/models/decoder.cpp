@@ -58,8 +58,8 @@ class Decoder {
 
     progress.update("embedding");
     const ValueId table = embedding_table();
-    ValueId x = b_.op1("embedding", {table, tokens}, {}, "embed");
-    if (b_.type(x).dtype != act_) x = b_.op1("to_copy", {x}, {{"dtype", graph::dtype_name(act_)}}, "embed.cast");
+    // The rows in the activations' dtype, converted by the lookup itself.
+    const ValueId x = b_.op1("embedding", {table, tokens}, {{"dtype", graph::dtype_name(act_)}}, "embed");
 
     // x is the residual stream; `pending` is the block output still to be added to it.
     ValueId residual = x;

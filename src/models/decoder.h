@@ -1,6 +1,7 @@
 // The decoder graph of model.h for Llama 3.x and Qwen3, from a checkpoint's tensors or generated
 // ones (WeightSource). The two architectures differ only in data: Qwen3 adds q_norm/k_norm
-// (RMSNorm over head_dim, before rope) and takes head_dim from the config. Per layer:
+// (RMSNorm over head_dim, before rope) and takes head_dim from the config. x = embedding(table,
+// tokens) in the activations' dtype (the lookup converts), then per layer:
 //
 //   q, k, v  = linear_qkv(rms_norm(x), [Wq; Wk; Wv])                   layer 0, input_layernorm
 //   q, k, v, res = add_rms_norm_linear_qkv(mlp_out, res, input_layernorm, [Wq; Wk; Wv])
@@ -10,7 +11,8 @@
 //              Qwen3's rms_norm of q and k (q_norm, k_norm), rope on both (rotate_half, llama3
 //              scaling), k and v written into the caches, which are mutated back in place, and
 //              the attention over them; a decode step does it all in flash_decoding's dispatch
-//              (two past 192 rows), prefill in rope_update_cache's dispatch and sdpa's
+//              (two past 128 rows at head_dim 64, 64 at 128), prefill in rope_update_cache's
+//              dispatch and sdpa's
 //   a        = reshape a to [1, S, heads * head_dim]
 //   o        = linear(a, Wo)
 //   mlp_out  = linear(add_rms_norm_linear_swiglu(o, res, post_attention_layernorm,

@@ -59,8 +59,9 @@ struct LoadOptions {
   int64_t max_seq = 4096;      // KV cache rows; clamped to max_position_embeddings
   int64_t max_prefill = 512;   // the most tokens one step may feed
   bool all_logits = false;     // logits for every position, not only the last
-  // Scales of q4gsw weights: f16 halves their bytes (4.5 bits per weight instead of 5). A q4
-  // embedding with f16 scales yields f16 rows, converted once to the activations' f32.
+  // Scales of q4gsw weights: f16 halves their bytes (4.5 bits per weight instead of 5). The
+  // embedding lookup writes its rows in the activations' dtype whatever the scales' (its dtype
+  // attribute).
   graph::DType q4_scale_dtype = graph::DType::f16;
   bool progress = true;        // one updating "layer i/n" line on stderr while loading
 };

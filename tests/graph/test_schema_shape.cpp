@@ -41,6 +41,12 @@ const std::vector<SchemaCase>& shape_cases() {
       // Embedding.
       {"embedding", "embedding", {f32({113, 37}), i32({1, S})}, {}, "f32[1, seq_len, 37]"},
       {"embedding_q4", "embedding", {q4({113, 64}, 32, DType::f16), i64({11})}, {}, "f16[11, 64]"},
+      {"embedding_q4_dtype", "embedding", {q4({113, 64}, 32, DType::f16), i64({11})}, {{"dtype", "f32"}}, "f32[11, 64]"},
+      {"embedding_f32_to_f16", "embedding", {f32({113, 37}), i32({1, S})}, {{"dtype", "f16"}}, "f16[1, seq_len, 37]"},
+      {"embedding_int_dtype", "embedding", {f32({113, 37}), i32({11})}, {{"dtype", "i32"}},
+       "!dtype \"i32\" is not one of"},
+      {"embedding_bad_dtype", "embedding", {f32({113, 37}), i32({11})}, {{"dtype", "float"}},
+       "!dtype \"float\" is not one of"},
       {"embedding_float_ids",
        "embedding",
        {f32({113, 37}), f32({11})},

@@ -119,18 +119,18 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
   return r;
 }
 
-// One decode step: embedding (+ its f16 -> f32 cast with q4 f16 scales), per layer 9 dispatches
-// for Llama and Qwen3 alike (input norm, qkv, attention in 1: rope_sdpa_with_kv_cache's
+// One decode step: embedding (the rows in the activations' dtype: no cast after it), per layer 9
+// dispatches for Llama and Qwen3 alike (input norm, qkv, attention in 1: rope_sdpa_with_kv_cache's
 // flash_rope single pass, Qwen3's q/k norms, rope and the cache writes inside it, as the test's
 // context of 32 rows is under its threshold; o_proj, post norm, gate, up, swiglu, down), then the
 // final norm, lm_head (the last-token select is a buffer copy) and next_token's argmax (one
-// dispatch: a row this short is not split). q4 weights (`cast`) take gate, up and swiglu in one
+// dispatch: a row this short is not split). q4 weights take gate, up and swiglu in one
 // linear_swiglu dispatch, and the residual adds and norms before the qkv and gate/up products
 // into those products' kernels (add_rms_norm_linear_qkv / _swiglu at one row of f32 x): 5 per
 // layer, plus layer 0's input rms_norm.
-size_t expected_decode_dispatches(const ModelConfig& c, bool cast) {
-  const size_t per_layer = cast ? 5 : 9;
-  return 1 + (cast ? 1 : 0) + per_layer * static_cast<size_t>(c.num_layers) + (cast ? 1 : 0) + 2 + 1;
+size_t expected_decode_dispatches(const ModelConfig& c, bool q4) {
+  const size_t per_layer = q4 ? 5 : 9;
+  return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + 2 + 1;
 }
 
 void print(const char* name, const Report& r) {

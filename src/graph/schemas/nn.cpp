@@ -1,4 +1,6 @@
 // Normalization, embedding lookup and the matrix products.
+#include <optional>
+
 #include "graph/error.h"
 #include "graph/schemas/families.h"
 #include "graph/schemas/infer_util.h"
@@ -40,17 +42,28 @@ OpSchema norm(std::string name, bool with_bias, double eps) {
   return s;
 }
 
-// embedding(table [V, D], ids [...]) -> [..., D]. A q4gsw table yields its scale dtype.
+// embedding(table [V, D], ids [...], dtype?) -> [..., D]. A q4gsw table yields its scale dtype;
+// the optional dtype attribute (a float dtype) converts the rows on the way (the decoder's
+// activations, so that no cast follows the lookup).
 OpSchema embedding() {
   OpSchema s;
   s.name = "embedding";
   s.inputs = {{.name = "table", .dtypes = kWeightTypes, .min_rank = 2, .max_rank = 2},
               {.name = "ids", .dtypes = kIndexTypes, .max_rank = kMaxRank - 1}};
+  s.attrs = {AttrSpec::optional("dtype", AttrKind::String)};
   s.infer = [](const InferContext& ctx) {
     const TensorType& table = ctx.type(0);
     Shape shape = ctx.shape(1);
     shape.push_back(table.shape[1]);
-    const DType dtype = table.dtype == DType::q4gsw ? table.quant.scale_dtype : table.dtype;
+    DType dtype = table.dtype == DType::q4gsw ? table.quant.scale_dtype : table.dtype;
+    if (ctx.has("dtype")) {
+      const std::string& name = ctx.attr_string("dtype");
+      const std::optional<DType> out = dtype_from_name(name);
+      if (!out || !kFloatTypes.contains(*out)) {
+        return InferResult::fail(str("dtype \"", name, "\" is not one of: ", kFloatTypes));
+      }
+      dtype = *out;
+    }
     return InferResult::success(dtype, std::move(shape));
   };
   return s;

@@ -1,5 +1,6 @@
 // embedding(table [V, D], ids [...]) -> [..., D]: a gather of rows, one output word per
-// invocation. Ids outside [0, V) give zero rows (embedding.wgsl says why).
+// invocation, converted to the output's dtype on the way. Ids outside [0, V) give zero rows
+// (embedding.wgsl says why).
 #include "ops/common.h"
 #include "ops/linalg/linalg.h"
 #include "shaders/linalg_shaders.h"
@@ -14,13 +15,16 @@ using runtime::NodeContext;
 constexpr uint64_t kWorkgroupSize = 256;  // embedding.wgsl
 
 const shaders::ShaderVariant* find_variant(const NodeContext& ctx) {
-  return shaders::find_linalg("embedding." + dtype_label(ctx.input(0).dtype));
+  return shaders::find_linalg("embedding." + dtype_label(ctx.input(0).dtype) + "." + dtype_label(ctx.output(0).dtype));
 }
 
 std::string guard(const NodeContext& ctx) {
   if (ctx.input_value(1).kind != graph::ValueKind::Tensor) return "ids must be a tensor";
   if (ctx.input(0).storage == runtime::Storage::Q4) return "q4gsw tables take the quantized routes";
-  if (!find_variant(ctx)) return "no variant for a " + dtype_label(ctx.input(0).dtype) + " table";
+  if (!find_variant(ctx)) {
+    return "no variant for a " + dtype_label(ctx.input(0).dtype) + " table and " + dtype_label(ctx.output(0).dtype) +
+           " output";
+  }
   if (ctx.input(1).dtype != graph::DType::i32) return "ids are " + dtype_label(ctx.input(1).dtype);
   return check_rank_and_size(ctx);
 }
@@ -28,7 +32,8 @@ std::string guard(const NodeContext& ctx) {
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *find_variant(ctx),
-      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
+      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
+      kF16PackWgsl);
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
   auto update = [per_word](const NodeContext& c) {
     const std::vector<int64_t>& table = c.input_shape(0);

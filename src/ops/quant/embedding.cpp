@@ -1,5 +1,5 @@
-// embedding with a q4gsw table [V, D]: the rows of ids dequantized, in the scale dtype (the
-// schema's output dtype). Ids outside [0, V) give zero rows (q4_embedding.wgsl says why).
+// embedding with a q4gsw table [V, D]: the rows of ids dequantized, in the output's dtype (the
+// scale dtype, or the node's dtype attribute). Ids outside [0, V) give zero rows (q4_embedding.wgsl says why).
 #include "ops/common.h"
 #include "ops/quant/quant_routes.h"
 #include "shaders/quant_shaders.h"
@@ -12,7 +12,7 @@ using runtime::DispatchExec;
 using runtime::NodeContext;
 
 constexpr uint64_t kWorkgroup = 256;  // q4_embedding.wgsl
-constexpr uint32_t kScaleF16 = 2;
+constexpr uint32_t kScaleF16 = 2, kOutF16 = 4;
 
 std::string guard(const NodeContext& ctx) {
   if (ctx.input(0).storage != runtime::Storage::Q4) return "the table is not q4gsw";
@@ -31,11 +31,11 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const Q4Params q = q4_params(ctx, 0);
   const std::vector<int64_t> table = ctx.input_max_shape(0);
   const auto rows = static_cast<uint32_t>(table[0]), dim = static_cast<uint32_t>(table[1]);
-  auto update = [q, rows, dim](const NodeContext& c) {
+  const uint32_t flags = (q.scale_f16 ? kScaleF16 : 0u) | (ctx.output(0).dtype == graph::DType::f16 ? kOutF16 : 0u);
+  auto update = [q, rows, dim, flags](const NodeContext& c) {
     const uint64_t words = numel(c.input_shape(1)) * dim / 8;
     DispatchExec::Launch l;
-    l.params = {static_cast<uint32_t>(words), dim, rows, q.scale_f16 ? kScaleF16 : 0u, q.scale_base,
-                q.group_shift, q.groups, 0};
+    l.params = {static_cast<uint32_t>(words), dim, rows, flags, q.scale_base, q.group_shift, q.groups, 0};
     l.workgroups = (words + kWorkgroup - 1) / kWorkgroup;
     return l;
   };

@@ -1,6 +1,7 @@
-// out[i, :] = dequantized row ids[i] of a q4gsw table [V, D], in the scale dtype. One invocation
-// takes one packed word (8 consecutive elements of a row, under one scale) and writes 8 f32 or
-// 4 f16 words: D is a multiple of 32, so f16 rows are whole words. An id outside [0, V) yields a
+// out[i, :] = dequantized row ids[i] of a q4gsw table [V, D], in the output's dtype (the scale
+// dtype unless the node asks for another). One invocation takes one packed word (8 consecutive
+// elements of a row, under one scale) and writes 8 f32 or 4 f16 words: D is a multiple of 32, so
+// f16 rows are whole words. An id outside [0, V) yields a
 // row of zeros, as the dense gather does: a shader cannot raise PyTorch's index error, and it
 // must never read outside the table.
 struct Params {
@@ -18,7 +19,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read> Ids: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
 
-const SCALE_F16 = 2u;  // and f16 output
+const SCALE_F16 = 2u;
+const OUT_F16 = 4u;
 
 fn scale(i: u32) -> f32 {
   if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(Table[params.scale_base + (i >> 1u)])[i & 1u]; }
@@ -45,7 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     hi = (vec4<f32>((v >> vec4<u32>(16u, 20u, 24u, 28u)) & mask) - 8.0) * s;
   }
   let e = i * params.dim + j * 8u;
-  if ((params.flags & SCALE_F16) != 0u) {
+  if ((params.flags & OUT_F16) != 0u) {
     let o = e / 2u;
     Out[o] = f16_word(lo.xy);
     Out[o + 1u] = f16_word(lo.zw);

@@ -1,5 +1,6 @@
 // embedding: every output element checked, out-of-range ids read as zero rows, f16 tables of odd
-// width (output words straddle rows), i64 ids, and a symbolic number of ids.
+// width (output words straddle rows), i64 ids, a symbolic number of ids, and rows converted to
+// another dtype by the dtype attribute.
 #include <climits>
 
 #include "graph/builder.h"
@@ -63,6 +64,30 @@ TEST(Embedding, F16TableOfOddWidthWithI64IdsOfSymbolicCount) {
       EXPECT_EQ(raw[raw.size() - 2] | raw[raw.size() - 1], 0) << n;
     }
   }
+}
+
+TEST(Embedding, TheDtypeAttributeConvertsTheRows) {
+  // An f16 table read into f32 rows is exact; an f32 table into f16 rows (odd width: words
+  // straddle rows) is rounded to nearest, as the host's to_f16 rounds.
+  const auto bits = testing::to_f16(random_floats(29 * 11, 3));
+  const auto table32 = random_floats(29 * 11, 4);
+  GraphBuilder b;
+  auto t16 = b.constant("t16", DType::f16, {29, 11}, testing::bytes_of(bits));
+  auto t32 = b.constant("t32", DType::f32, {29, 11}, testing::bytes_of(table32));
+  const auto ids = b.input("ids", DType::i32, {7});
+  b.output("wide", b.op1("embedding", {t16, ids}, {{"dtype", "f32"}}));
+  b.output("narrow", b.op1("embedding", {t32, ids}, {{"dtype", "f16"}}));
+  Program prog(shared_context(), b.build(), b.weights());
+  const std::vector<int32_t> id32{3, 28, 0, -1, 17, 29, 3};
+  prog.set_input<int32_t>("ids", id32, {7});
+  prog.execute();
+  const std::vector<int64_t> id64(id32.begin(), id32.end());
+  EXPECT_EQ(prog.read_f32("wide"), gather(testing::from_f16(bits), 29, 11, id64));
+  EXPECT_EQ(prog.read_f32("narrow"), testing::from_f16(testing::to_f16(gather(table32, 29, 11, id64))));
+  // The storage is the attribute's dtype: 77 f32 words, and 77 halves in 39 words.
+  EXPECT_EQ(prog.read_storage("wide").size(), 77u * 4);
+  EXPECT_EQ(prog.read_storage("narrow").size(), 39u * 4);
+  for (const RouteChoice& r : prog.routes()) EXPECT_EQ(r.route, "gather") << r.label;
 }
 
 }  // namespace

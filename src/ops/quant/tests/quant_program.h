@@ -3,6 +3,8 @@
 // are the test matrix; the test files check them.
 #pragma once
 
+#include <optional>
+
 #include "quant_test_util.h"
 
 namespace wgx::runtime::testing {
@@ -237,6 +239,7 @@ struct EmbeddingSpec {
   int64_t ids = 1;  // the max count when symbolic
   bool symbolic = false;
   DType id_dtype = DType::i32;
+  std::optional<DType> out = std::nullopt;  // the dtype attribute (none: the rows in the scale dtype)
 };
 
 class Embeddings {
@@ -245,8 +248,10 @@ class Embeddings {
     Node node{s, q4_weight(s.rows, s.dim, s.group, s.scale, seed_++), {}, b.graph().nodes.size()};
     const graph::TensorType t{DType::q4gsw, {s.rows, s.dim}, {s.group, s.scale}};
     const graph::Dim n = s.symbolic ? graph::Dim(b.sym(s.name + ".n", 1, s.ids)) : graph::Dim(s.ids);
+    graph::Attrs attrs;
+    if (s.out) attrs.insert_or_assign("dtype", graph::dtype_name(*s.out));
     b.output(s.name + ".y", b.op1("embedding", {b.constant(s.name + ".t", t, node.table.bytes),
-                                                b.input(s.name, s.id_dtype, {n})}));
+                                                b.input(s.name, s.id_dtype, {n})}, attrs));
     nodes_[s.name] = std::move(node);
   }
 
@@ -262,8 +267,9 @@ class Embeddings {
     }
   }
 
-  // Rows of the dequantized table (zeros for ids outside it), exact for f32 scales and within one
-  // f16 rounding for f16 ones (the output is f16: (nibble - 8) * scale may need 14 bits).
+  // Rows of the dequantized table (zeros for ids outside it), exact in f32 and within one f16
+  // rounding in f16 ((nibble - 8) * scale may need 14 bits); the rows are in the scale dtype
+  // unless the spec asks for another.
   void verify(const Program& prog, const std::string& name) const {
     SCOPED_TRACE(name);
     const Node& node = nodes_.at(name);
@@ -273,10 +279,13 @@ class Embeddings {
       for (int64_t d = 0; d < s.dim; ++d) want.push_back(id >= 0 && id < s.rows ? node.table.values[id * s.dim + d] : 0.f);
     }
     const auto got = prog.read_f32(s.name + ".y");
-    EXPECT_EQ(prog.output_shape(s.name + ".y"), (std::vector<int64_t>{static_cast<int64_t>(node.ids.size()), s.dim}));
+    const auto n = static_cast<int64_t>(node.ids.size());
+    EXPECT_EQ(prog.output_shape(s.name + ".y"), (std::vector<int64_t>{n, s.dim}));
+    const bool f16 = s.out.value_or(s.scale) == DType::f16;
+    EXPECT_EQ(prog.read_storage(s.name + ".y").size(), static_cast<size_t>(n * s.dim * (f16 ? 2 : 4)));
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
-      const double bound = s.scale == DType::f16 ? std::ldexp(std::abs(want[i]), -10) : 0.0;
+      const double bound = f16 ? std::ldexp(std::abs(want[i]), -10) : 0.0;
       ASSERT_LE(std::abs(double(got[i]) - want[i]), bound) << "element " << i << ": got " << got[i] << ", want " << want[i];
     }
     EXPECT_EQ(prog.routes().at(node.index).route, "q4_gather") << rejected(prog.routes().at(node.index));
@@ -370,6 +379,9 @@ inline const std::vector<EmbeddingSpec>& embedding_specs() {
       {"e_f32", 37, 64, 32, DType::f32, 39},
       {"e_f16_sym", 113, 128, 64, DType::f16, 37, true, DType::i64},
       {"e_g128", 11, 256, 128, DType::f32, 5},
+      // The dtype attribute: f16 scales into f32 rows (the decoder's embedding), f32 into f16.
+      {"e_f16_to_f32", 41, 64, 32, DType::f16, 9, false, DType::i32, DType::f32},
+      {"e_f32_to_f16", 23, 96, 32, DType::f32, 9, false, DType::i32, DType::f16},
   };
   return specs;
 }

@@ -1,6 +1,7 @@
-// embedding with a q4gsw table: rows dequantized exactly as the host does (f32 scales: bit for
-// bit; f16 scales: f16 output within one rounding), ids outside the table give zero rows, i64
-// ids, group 128, and a symbolic number of ids across executions.
+// embedding with a q4gsw table: rows dequantized exactly as the host does (f32 output: bit for
+// bit; f16 output within one rounding), in the scale dtype or the one the dtype attribute asks
+// for, ids outside the table give zero rows, i64 ids, group 128, and a symbolic number of ids
+// across executions.
 #include <climits>
 
 #include "quant_program.h"
@@ -22,10 +23,12 @@ TEST(QuantEmbedding, GathersDequantizedRowsAndZeroesOutOfRangeIds) {
   s.embeddings.set(*s.prog, "e_f32", ids);
   s.embeddings.set(*s.prog, "e_g128", {10, 0, 11, 3, -2});
   s.embeddings.set(*s.prog, "e_f16_sym", {5, 112, 0});
+  s.embeddings.set(*s.prog, "e_f16_to_f32", {40, 0, -3, 7, 41, 12, 12, 39, 1});
+  s.embeddings.set(*s.prog, "e_f32_to_f16", {22, 0, 5, 23, -1, 11, 3, 3, 9});
   s.prog->execute();
-  s.embeddings.verify(*s.prog, "e_f32");
-  s.embeddings.verify(*s.prog, "e_g128");
-  s.embeddings.verify(*s.prog, "e_f16_sym");
+  for (const char* name : {"e_f32", "e_g128", "e_f16_sym", "e_f16_to_f32", "e_f32_to_f16"}) {
+    s.embeddings.verify(*s.prog, name);
+  }
 }
 
 TEST(QuantEmbedding, SymbolicIdCountResizes) {
