@@ -320,6 +320,9 @@ std::vector<OpCase> model_cases() {
   return cases;
 }
 
+constexpr int kStreamRepeats = 32;  // executions per stream
+constexpr int kStreams = 5;
+
 OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations) {
   GraphBuilder b;
   c.build(b);
@@ -342,7 +345,17 @@ OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations) {
     times.push_back(us);
   }
   std::sort(times.begin(), times.end());
+  // The same op in a stream: kStreamRepeats executions recorded back to back, timed per pass.
+  prog.set_timing(gpu::Timing::Passes);
+  std::vector<double> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    prog.execute(kStreamRepeats);
+    const std::vector<gpu::DispatchTiming>& t = prog.last_timings();
+    if (!t.empty()) streams.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3 / kStreamRepeats);
+  }
+  std::sort(streams.begin(), streams.end());
   OpResult r;
+  if (!streams.empty()) r.stream_microseconds = streams[streams.size() / 2];
   r.name = c.name;
   for (const runtime::RouteChoice& rc : prog.routes()) {
     if (rc.route != "view") r.routes += (r.routes.empty() ? "" : "+") + rc.route;

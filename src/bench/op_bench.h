@@ -26,7 +26,10 @@ struct OpCase {
 struct OpResult {
   std::string name;
   std::string routes;      // the routes the op's nodes took
-  double microseconds = 0;  // median GPU time per execution
+  double microseconds = 0;  // median GPU time per execution, each dispatch in a pass of its own
+  // GPU time per execution within a stream: the op recorded kStreamRepeats times back to back in
+  // one pass (dependent dispatches, as a model's step runs them), the median of a few streams.
+  double stream_microseconds = 0;
   double gbps = 0;
   double gflops = 0;
   size_t dispatches = 0;

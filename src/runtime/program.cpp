@@ -564,7 +564,8 @@ void Program::set_input(std::string_view name, std::span<const uint8_t> bytes, s
   std::erase_if(m.feeds, [&](const Impl::Feed& f) { return f.input == in.value; });
 }
 
-void Program::execute() {
+void Program::execute(int repeats) {
+  if (repeats < 1) throw std::invalid_argument("execute: repeats is " + std::to_string(repeats) + ", not at least 1");
   Impl& m = *impl_;
   const bool small = m.in_small_class();
   if (m.shapes_dirty) {
@@ -609,8 +610,10 @@ void Program::execute() {
   m.small_class_now = small;
   m.params.flush();
   gpu::Recorder rec(m.gpu, "execute", m.timing);
-  for (auto& step : m.steps) step.active(small).exec->record(rec);
-  dispatches_ = rec.dispatches();
+  for (int i = 0; i < repeats; ++i) {
+    for (auto& step : m.steps) step.active(small).exec->record(rec);
+  }
+  dispatches_ = rec.dispatches() / static_cast<size_t>(repeats);
   for (const Impl::Feed& f : m.feeds) {
     const TensorRef& from = m.refs[f.output];
     const TensorRef& to = m.refs[f.input];

@@ -121,8 +121,11 @@ class Program {
 
   // Records every node into one command buffer and submits it; waits for nothing (the GPU runs
   // it while the host goes on). Throws std::logic_error, before submitting anything, when a fed
-  // input's shape no longer matches what its feed wrote (see feed_from).
-  void execute();
+  // input's shape no longer matches what its feed wrote (see feed_from). `repeats` > 1 records
+  // the nodes that many times back to back in the command buffer (feeds and readbacks once, after
+  // the last): a kernel's cost in a stream of dependent dispatches, with Timing::Passes (bench-op).
+  // The outputs are the same only where running the graph again changes nothing.
+  void execute(int repeats = 1);
 
   // Feeds `input` from `output` on the device: every execute() from now on ends by copying the
   // output's value into the input's storage (in the same command buffer), and the input takes

@@ -84,7 +84,8 @@ case "$case_name" in
   bench_op_smoke)
     run 0 "$wgx" bench-op --filter "add.f32 qwen3-0.6b residual M=1\$" --iters 1
     expect_out "streaming bandwidth"
-    expect_out "add.f32 qwen3-0.6b residual M=1 .* binary" ;;
+    expect_out "time us  stream us"
+    expect_out "add.f32 qwen3-0.6b residual M=1 .* binary  *[0-9.]*  *[0-9.]* " ;;
   tokenize_round_trip)
     tokenizers=$("$root/scripts/fetch_tokenizers.sh" 2>/dev/null | tail -1)
     model=$(ls -d "$tokenizers"/*qwen3*/models 2>/dev/null | head -1)

@@ -107,6 +107,33 @@ TEST(Program, ViewsShareStorageAndRunNothing) {
   EXPECT_EQ(prog.output_shape("y"), (std::vector<int64_t>{1, 2, 3, 35}));
 }
 
+TEST(Program, RepeatedExecutesRecordTheStepsBackToBack) {
+  // execute(n) records the graph n times in one command buffer: (x + w) + w twice gives the same
+  // y (nothing accumulates), dispatches_per_execute stays one graph's, and the timestamps show
+  // the repeats: 3 x 2 dispatches, each in a pass of its own, or one pass for all of them.
+  GraphBuilder b;
+  auto x = b.input("x", DType::f32, {3, 64});
+  auto w = b.constant("w", DType::f32, {64}, bytes_of(random_floats(64, 8)));
+  b.output("y", b.op1("add", {b.op1("add", {x, w}), w}));
+  Program prog(shared_context(), b.build(), b.weights());
+  const auto vx = random_floats(3 * 64, 5), vw = random_floats(64, 8);
+  prog.set_input<float>("x", vx, {3, 64});
+  std::vector<float> want(vx.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = (vx[i] + vw[i % 64]) + vw[i % 64];
+  prog.execute(3);
+  EXPECT_EQ(prog.dispatches_per_execute(), 2u);
+  EXPECT_TRUE(close(prog.read_f32("y"), want));
+  EXPECT_THROW(prog.execute(0), std::invalid_argument);
+  if (!shared_context().features().timestamp_query) GTEST_SKIP() << "no timestamp-query: the timings are not seen";
+  prog.set_timing(gpu::Timing::Dispatches);
+  prog.execute(3);
+  EXPECT_EQ(prog.last_timings().size(), 6u);
+  prog.set_timing(gpu::Timing::Passes);
+  prog.execute(3);
+  EXPECT_EQ(prog.last_timings().size(), 1u);
+  EXPECT_TRUE(close(prog.read_f32("y"), want));
+}
+
 TEST(Program, IntermediatesReuseMemory) {
   GraphBuilder b;
   auto x = b.input("x", DType::f32, {1024});
