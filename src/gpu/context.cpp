@@ -154,6 +154,7 @@ ContextOptions ContextOptions::from_env() {
   ContextOptions o;
   if (const char* a = std::getenv("WGX_ADAPTER"); a && *a) o.adapter = parse_adapter_choice(a);
   if (const char* t = std::getenv("WGX_TOGGLES")) o.add_toggles(t);
+  if (const char* l = std::getenv("WGX_LOG_PIPELINES")) o.log_pipelines = std::string_view(l) == "1";
   return o;
 }
 

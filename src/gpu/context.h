@@ -43,11 +43,15 @@ struct ContextOptions {
   bool want_shader_f16 = true;
   // Report the adapter that `auto` picked on stderr.
   bool announce = true;
+  // Name each compute pipeline on stderr as it is created ("wgx: pipeline <label>"), in the
+  // order the driver sees them: tools/vk_pipeline_stats pairs these with what the driver made
+  // of each (register counts).
+  bool log_pipelines = false;
 
   // Adds toggles from a comma-separated list: "name" enables, "-name" disables (the last word on
   // a toggle wins).
   void add_toggles(std::string_view csv);
-  // Defaults overridden by WGX_ADAPTER and WGX_TOGGLES.
+  // Defaults overridden by WGX_ADAPTER, WGX_TOGGLES and WGX_LOG_PIPELINES (1: on).
   static ContextOptions from_env();
 };
 

@@ -1,5 +1,6 @@
 #include "gpu/kernel.h"
 
+#include <cstdio>
 #include <sstream>
 
 namespace wgx::gpu {
@@ -145,6 +146,7 @@ Kernel::Kernel(Context& ctx, KernelKey key, const KernelSource& source)
     cdesc.compute.entryPoint = view_of(source.entry_point);
     cdesc.compute.constantCount = constants.size();
     cdesc.compute.constants = constants.data();
+    if (ctx.options().log_pipelines) std::fprintf(stderr, "wgx: pipeline %s\n", label_.c_str());
     pipeline_ = decltype(pipeline_)(wgpuDeviceCreateComputePipeline(ctx.device(), &cdesc));
   });
 }
