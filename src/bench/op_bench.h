@@ -30,7 +30,7 @@ struct OpResult {
   // GPU time per execution within a stream: the op recorded kStreamRepeats times back to back in
   // one pass (dependent dispatches, as a model's step runs them), the median of a few streams.
   double stream_microseconds = 0;
-  double gbps = 0;
+  double gbps = 0;  // from the stream's time (else the time's)
   double gflops = 0;
   size_t dispatches = 0;
 };
@@ -38,7 +38,7 @@ struct OpResult {
 // The cases at Llama-3.2-1B and Qwen3-0.6B shapes, for the ops that have kernels.
 std::vector<OpCase> model_cases();
 
-// Runs one case `iterations` times after a warm-up.
-OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations);
+// Runs one case `iterations` times after a warm-up of `warmup_ms` (streams of the op).
+OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations, int warmup_ms);
 
 }  // namespace wgx::bench

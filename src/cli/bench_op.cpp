@@ -1,13 +1,16 @@
 // wgx bench-op: times single ops at Llama-3.2-1B and Qwen3-0.6B shapes on the GPU and prints
 // time, GB/s and GFLOP/s next to the device's measured copy bandwidth. "time us" puts each
 // dispatch in a pass of its own (and counts the pass); "stream us" is the op's share of 32
-// executions recorded back to back in one pass, as dependent dispatches run in a model's step.
+// executions recorded back to back in one pass, as dependent dispatches run in a model's step,
+// and the rates are from it. Each case first runs for --warmup MS (default 300) untimed, so that
+// the clocks are up after its weights' upload.
 #include <cstdio>
 #include <regex>
 #include <string>
 
 #include "bench/op_bench.h"
 #include "cli/commands.h"
+#include "cli/llm_common.h"
 #include "gpu/selftest.h"
 
 namespace wgx::cli {
@@ -15,18 +18,20 @@ namespace wgx::cli {
 int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& args) {
   std::string filter = ".*";
   int iterations = 20;
+  int warmup_ms = 300;
   bool json = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--filter" && i + 1 < args.size()) {
       filter = args[++i];
     } else if (args[i] == "--iters" && i + 1 < args.size()) {
-      iterations = std::max(1, std::stoi(args[++i]));
+      iterations = static_cast<int>(parse_int("--iters", args[++i], 1, 100000));
+    } else if (args[i] == "--warmup" && i + 1 < args.size()) {
+      warmup_ms = static_cast<int>(parse_int("--warmup", args[++i], 0, 600000));
     } else if (args[i] == "--json") {
       json = true;
-
     } else {
       throw std::invalid_argument("bench-op: unknown argument '" + args[i] +
-                                  "' (usage: wgx bench-op [--filter REGEX] [--iters N] [--json])");
+                                  "' (usage: wgx bench-op [--filter REGEX] [--iters N] [--warmup MS] [--json])");
     }
   }
   const std::regex re(filter);
@@ -48,7 +53,7 @@ int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& ar
     for (const auto& [name, value] : global.program) c.options[name] = value;  // tuning sweeps
     bench::OpResult r;
     try {
-      r = bench::run_case(ctx, c, iterations);
+      r = bench::run_case(ctx, c, iterations, warmup_ms);
     } catch (const std::exception& e) {  // an op without a kernel for this case: say so, go on
       std::fprintf(stderr, "bench-op: %s: skipped: %s\n", c.name.c_str(), e.what());
       continue;
