@@ -13,12 +13,13 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "$@"
 # Kernels must stay in bounds and write workgroup memory before reading it. wgx runs without
-# Dawn's robust buffer access by default, where an access out of a binding's bounds may go
-# unnoticed; so the op tests run once more with it (an index clamped into range then shows as a
-# wrong result) and without zero-filled workgroup memory (which would hide a read before a write).
+# Dawn's robust buffer access and without zero-filled workgroup memory by default (so the suite
+# above sees a read before a write as garbage), where an access out of a binding's bounds may
+# go unnoticed; so the op tests run once more with robust access (an index clamped into range
+# then shows as a wrong result).
 if [ $# -eq 0 ]; then
   for t in bin/test_ops_*; do
-    echo "$t with robust access, without zeroed workgroup memory:"
+    echo "$t with robust access:"
     WGX_TOGGLES="${WGX_TOGGLES:+$WGX_TOGGLES,}-disable_robustness,disable_workgroup_init" "$t" --gtest_brief=1
   done
 fi

@@ -37,7 +37,8 @@ global options:
                 auto takes a real GPU when the Vulkan loader finds one, else SwiftShader (CPU).
   --toggles L   Dawn device toggles, comma-separated; "-name" disables one
                 (default: $WGX_TOGGLES), e.g. skip_validation,-lazy_clear_resource_on_first_use.
-                disable_robustness is on unless turned off (-disable_robustness)
+                disable_robustness and disable_workgroup_init are on unless turned
+                off (-disable_robustness, -disable_workgroup_init)
   --option N=V  a runtime option for every program built (route and kernel tuning, e.g.
                 quant_gemv_tpc=32, sdpa_query_tile=32); repeatable
   -h, --help    this text

@@ -30,12 +30,13 @@ const char* to_string(AdapterChoice choice);
 
 struct ContextOptions {
   AdapterChoice adapter = AdapterChoice::Auto;
-  // Dawn device toggles (see PLATFORM.md), e.g. "skip_validation". disable_robustness is on by
-  // default: Dawn's clamping of every array index costs the prefill GEMM and attention kernels
-  // 5-10% (PERFORMANCE.md), and our kernels bound-check what they access themselves (the op
-  // tests run both with and without it: scripts/test.sh). "-disable_robustness" turns the
-  // clamping back on.
-  std::vector<std::string> enable_toggles{"disable_robustness"};
+  // Dawn device toggles (see PLATFORM.md), e.g. "skip_validation". On by default:
+  // disable_robustness (Dawn's clamping of every array index costs the prefill GEMM and
+  // attention kernels 5-10%; our kernels bound-check what they access themselves, and the op
+  // tests run both with and without it: scripts/test.sh) and disable_workgroup_init (Dawn
+  // zero-fills every workgroup's shared memory at its start: ~0.7% of a decode step on the H200;
+  // our kernels write workgroup memory before they read it). "-name" turns one back off.
+  std::vector<std::string> enable_toggles{"disable_robustness", "disable_workgroup_init"};
   std::vector<std::string> disable_toggles;
   // Optional features are requested when present; these let a caller leave one out.
   bool want_timestamps = true;

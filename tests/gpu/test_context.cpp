@@ -32,13 +32,15 @@ TEST(AdapterChoice, UnknownChoiceIsASetupErrorListingTheValidOnes) {
 TEST(ContextOptions, TogglesFromACommaSeparatedList) {
   ContextOptions o;
   o.add_toggles("skip_validation, -lazy_clear_resource_on_first_use,,disable_robustness");
-  EXPECT_EQ(o.enable_toggles, (std::vector<std::string>{"skip_validation", "disable_robustness"}));
+  EXPECT_EQ(o.enable_toggles,
+            (std::vector<std::string>{"disable_workgroup_init", "skip_validation", "disable_robustness"}));
   EXPECT_EQ(o.disable_toggles, (std::vector<std::string>{"lazy_clear_resource_on_first_use"}));
-  // disable_robustness is on by default; the last word on a toggle wins.
+  // disable_robustness and disable_workgroup_init are on by default; the last word on a toggle
+  // wins.
   ContextOptions d;
-  EXPECT_EQ(d.enable_toggles, (std::vector<std::string>{"disable_robustness"}));
+  EXPECT_EQ(d.enable_toggles, (std::vector<std::string>{"disable_robustness", "disable_workgroup_init"}));
   d.add_toggles("-disable_robustness,skip_validation,-skip_validation");
-  EXPECT_TRUE(d.enable_toggles.empty());
+  EXPECT_EQ(d.enable_toggles, (std::vector<std::string>{"disable_workgroup_init"}));
   EXPECT_EQ(d.disable_toggles, (std::vector<std::string>{"disable_robustness", "skip_validation"}));
 }
 

@@ -147,18 +147,15 @@ bool wide(const Facts& f) { return f.n >= 8192 && f.k <= 4096; }
 
 // q4_gemv's reduction: "sg" (one subgroup per column group, subgroupAdd) needs subgroups of one
 // fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
-// memory) runs anywhere. The default: sg for wide products, where it is 10-20% faster; wg for
-// the rest (a subgroup walking a long row is slower). The quant_gemv_reduce option forces one
-// ("sg" on a device without fixed-size subgroups is a build error that says so).
+// memory) runs anywhere. The default is wg everywhere: timed whole, the H200's decode step is
+// ~1% faster with wg for the wide products too (PERFORMANCE.md, 2026-11-30; the per-dispatch
+// profile had favoured sg there), and a subgroup walking a long row is slower. The
+// quant_gemv_reduce option forces one ("sg" on a device without fixed-size subgroups is a build
+// error that says so).
 bool subgroups_fixed(const NodeContext& ctx) {
   const gpu::AdapterDescription& a = ctx.gpu().adapter();
   return ctx.gpu().features().subgroups && a.subgroup_min_size > 0 && a.subgroup_min_size == a.subgroup_max_size &&
          kSubgroupWorkgroup % a.subgroup_min_size == 0;
-}
-bool subgroup_reduce(const NodeContext& ctx, const Facts& f) {
-  const std::string o = option(ctx, "quant_gemv_reduce");
-  if (!o.empty()) return o == "sg";
-  return subgroups_fixed(ctx) && wide(f);
 }
 
 // Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
@@ -262,18 +259,14 @@ Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
   return check_limits(ctx, buffers, stage_storage(f, want, x8(ctx, f))).empty() ? want : Stage::None;
 }
 
-// q4_gemv's reduction (subgroup_reduce); a variant with x staged in f32 takes the subgroup one
-// only when the quant_gemv_reduce option asks for it (it has 256 invocations either way).
-bool q4_gemv_sg(const NodeContext& ctx, const Facts& f, Stage stage) {
-  const bool f32_staged = stage != Stage::None && !x8(ctx, f);
-  return f32_staged ? option(ctx, "quant_gemv_reduce") == "sg" : subgroup_reduce(ctx, f);
-}
+// q4_gemv's reduction: the subgroup one only when the quant_gemv_reduce option asks for it.
+bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce") == "sg"; }
 
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
-    name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx, f, stage) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
+    name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
     if (stage != Stage::None) {
       name += stage == Stage::Norm ? ".norm" : ".xs";
       if (x8(ctx, f)) {
@@ -331,7 +324,7 @@ class Exec : public Steps {
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
                                       const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
                                       Stage stage = Stage::None) {
-  const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx, f, stage);
+  const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx);
   const uint32_t tpc = lanes(ctx, f, sg);
   // Invocations per workgroup: q4_gemv's plain sg variant has fewer (more workgroups).
   const uint64_t wg_size = sg && stage == Stage::None ? kSubgroupWorkgroup : kWorkgroup;
