@@ -81,6 +81,31 @@ case "$case_name" in
   inspect_missing_file)
     run 4 "$wgx" inspect "$tmp/none.wgx"
     expect_err "none.wgx" ;;
+  pipeline_stats_layer)
+    # tools/vk_pipeline_stats in the chain between Dawn and the driver: wgx names its pipelines,
+    # the layer sees the device created (SwiftShader has no statistics to give, and says so) and
+    # passes everything through: the run decodes the same tokens as without it.
+    "$root/tools/vk_pipeline_stats/build.sh" "$tmp/layer" 2>/dev/null || fail "the layer did not build"
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    cp "$tmp/out" "$tmp/plain"
+    run 0 env VK_LAYER_PATH="$tmp/layer" VK_INSTANCE_LAYERS=VK_LAYER_WGX_pipeline_stats WGX_LOG_PIPELINES=1 \
+      "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv\."
+    expect_err "^device .*: pipeline statistics \(on\|unavailable\)"
+    cmp -s "$tmp/out" "$tmp/plain" || fail "the output changed with the layer in the chain" ;;
+  pipeline_stats_pairing)
+    # pair.py joins each wgx label with the statistics line after it, masks the driver's high
+    # bits off the local memory size and works out the workgroups an SM holds.
+    printf '%s\n' "wgx: pipeline q4_gemv[q4_gemv.f32.wg.r1]" \
+      "pipeline 0x5a: Register Count 64, Binary Size 22400, Stack Size 0, Local Memory Size 68719476864, Shared Memory Size 4096" \
+      "pipeline 0x5b: Register Count 80, Binary Size 100, Stack Size 0, Local Memory Size 0, Shared Memory Size 0" \
+      "wgx: pipeline q4_gemm[q4_gemm.i8.m64]" \
+      "pipeline 0x5c: Register Count 97, Binary Size 83072, Stack Size 0, Local Memory Size 68719476736, Shared Memory Size 13824" \
+      >"$tmp/log"
+    run 0 python3 "$root/tools/vk_pipeline_stats/pair.py" "$tmp/log"
+    expect_out "^  64   4096   128             4      57  q4_gemv\[q4_gemv.f32.wg.r1\]$"
+    expect_out "^  80      0     0             3      32  (not wgx's)$"
+    expect_out "^  97  13824     0             2      16  q4_gemm\[q4_gemm.i8.m64\]$" ;;
   bench_op_smoke)
     run 0 "$wgx" bench-op --filter "add.f32 qwen3-0.6b residual M=1\$" --iters 1
     expect_out "streaming bandwidth"
