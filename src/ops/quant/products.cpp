@@ -26,7 +26,7 @@
 // tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
 // quant_gemv_stage_wgs = G; quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
-// for every or no one-row product of f32 x, by default for the wide ones (x8()), and sums four
+// for every or no one-row product of f32 x, by default for those with K <= 4096 (x8()), and sums four
 // products per dot4I8Packed: less arithmetic per weight, and x rounded to 8 bits (PERFORMANCE.md
 // has what it gains; tests/test_options.cpp its bound).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
@@ -141,10 +141,6 @@ uint64_t rows_now(const NodeContext& ctx) {
   return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
 }
 
-// A wide product over short rows (N >= 8192, K <= 4096: lm_head, Llama's gate/up), where the
-// q4 gemv's defaults differ (measured on the H200, PERFORMANCE.md).
-bool wide(const Facts& f) { return f.n >= 8192 && f.k <= 4096; }
-
 // q4_gemv's reduction: "sg" (one subgroup per column group, subgroupAdd) needs subgroups of one
 // fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
 // memory) runs anywhere. The default is wg everywhere: timed whole, the H200's decode step is
@@ -226,18 +222,23 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
 
 // Whether q4_gemv's one-row variant stages x in int8 (four products per dot4I8Packed instead of
 // decoding each nibble to f32): the quant_gemv_x8 option (on: every one-row product of f32 x;
-// off: none), by default the wide products, where it pays on the H200 (Llama's gate/up 488 ->
-// 339 us, lm_head 102 -> 63 us per decode token, profiled; the narrower products gain nothing).
+// off: none), by default the products over rows of at most kInt8MaxK. On the H200 (the decode
+// step behind queued steps, PERFORMANCE.md 2026-11-30), with x staged a quarter chunk per
+// invocation: Llama-3.2-1B 1,018-1,022 us with int8 for the wide products only (N >= 8192:
+// gate/up, lm_head), 988-996 with it up to kInt8MaxK, 1,071-1,074 with it everywhere (down_proj,
+// K = 8192, staging 8,192 values in each of its 512 workgroups); Qwen3-0.6B (every K <= 3,072)
+// 1,470 -> 1,404 us.
+constexpr uint64_t kInt8MaxK = 4096;
 bool x8(const NodeContext& ctx, const Facts& f) {
   const std::string o = option(ctx, "quant_gemv_x8");
-  return o.empty() ? wide(f) : o == "on";
+  return o.empty() ? f.k <= kInt8MaxK : o == "on";
 }
 
 // Workgroup bytes of q4_gemv's staged variants (256 invocations share the staging): x (K floats,
 // or K bytes and a scale and sum per 32), the reduction's memory, and the prologue's sums of
 // squares.
 uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
-  return (int8 ? f.k + f.k / 4 : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0);
+  return (int8 ? f.k + f.k / 4 + 8 * kWorkgroup : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0);
 }
 
 uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {

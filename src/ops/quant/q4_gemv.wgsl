@@ -51,7 +51,7 @@ const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
 // One row of x staged in workgroup memory (the staged variants size these by override constants;
 // elsewhere they are unused and 1 long). In f32: K floats, laid out so that the lanes of a group,
 // reading neighbouring chunks, hit neighbouring vec4s: part p (0..7, 4 floats) of chunk c sits at
-// xs[p * K / 32 + c]. In int8 (stage_chunk_i8): chunk c's 32 values as i8_chunk rounds them, its
+// xs[p * K / 32 + c]. In int8 (stage_quarter_i8): chunk c's 32 values as i8_chunk rounds them, its
 // words lo at xq[c], hi at xq[K / 32 + c]; xd[c] = (dx, 8 * sum of q), the nibbles' offset of 8.
 // A chunk's integer sum is exact (below 2^17); rounding x to a multiple of dx (at most dx / 2
 // off) is the error this adds (tests/test_options.cpp bounds it).
@@ -62,11 +62,39 @@ var<workgroup> xs: array<vec4<f32>, XS>;
 var<workgroup> xq: array<vec4<u32>, XQ>;
 var<workgroup> xd: array<vec2<f32>, XD>;
 
-fn stage_chunk_i8(c: u32, nc: u32, v: array<vec4<f32>, 8>) {
-  let q = i8_chunk(v);
-  xq[c] = q.lo;
-  xq[nc + c] = q.hi;
-  xd[c] = vec2<f32>(q.dx, 8.0 * f32(q.sum));
+var<workgroup> qmax: array<f32, WG>;
+var<workgroup> qsum: array<i32, WG>;
+
+// Quarter qi (elements 8qi .. 8qi + 7 of the row: a, b) of chunk qi / 4 rounded to int8 as
+// i8_chunk rounds the whole chunk (the same values bit for bit): the four invocations of a chunk
+// (neighbouring lids) trade their largest magnitudes and integer sums through workgroup memory,
+// so an invocation holds 8 values, not 32 (registers: a staged kernel's prologue sets its
+// count). Called by every invocation of the workgroup (it has barriers); `live`: qi is in the row.
+fn stage_quarter_i8(lid: u32, qi: u32, nc: u32, a: vec4<f32>, b: vec4<f32>, live: bool) {
+  let am = max(abs(a), abs(b));
+  qmax[lid] = max(max(am.x, am.y), max(am.z, am.w));
+  workgroupBarrier();
+  let g = lid & ~3u;
+  let amax = max(max(qmax[g], qmax[g + 1u]), max(qmax[g + 2u], qmax[g + 3u]));
+  let inv = select(0.0, 127.0 / amax, amax > 0.0);
+  let ia = vec4<i32>(clamp(round(a * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
+  let ib = vec4<i32>(clamp(round(b * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
+  let s = ia + ib;
+  qsum[lid] = s.x + s.y + s.z + s.w;
+  let c = qi >> 2u;
+  let h = qi & 3u;
+  if (live) {
+    // i8_chunk's words 2h and 2h + 1: lo holds words 0-3 (h = 0, 1), hi words 4-7.
+    let row = (h >> 1u) * nc + c;
+    let w = 2u * (h & 1u);
+    xq[row][w] = pack4xI8(vec4<i32>(ia.x, ia.z, ib.x, ib.z));
+    xq[row][w + 1u] = pack4xI8(vec4<i32>(ia.y, ia.w, ib.y, ib.w));
+  }
+  workgroupBarrier();
+  if (live && h == 0u) {
+    xd[c] = vec2<f32>(amax / 127.0, 8.0 * f32(qsum[lid] + qsum[lid + 1u] + qsum[lid + 2u] + qsum[lid + 3u]));
+  }
+  workgroupBarrier();  // qmax and qsum are rewritten by the next quarters
 }
 
 // Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).
@@ -82,6 +110,27 @@ fn bias(n: u32) -> f32 {
 fn scale(i: u32) -> f32 {
   if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(S[params.scale_base + (i >> 1u)])[i & 1u]; }
   return bitcast<f32>(S[params.scale_base + i]);
+}
+
+// Chunk c of the group's columns `cols`: their packed words and their scales.
+struct Chunk {
+  q: array<vec4<u32>, C>,
+  s: vec4<f32>,
+}
+fn load_chunk(cols: vec4<u32>, c: u32) -> Chunk {
+  let chunks = params.k >> 5u;
+  var ld: Chunk;
+  for (var j = 0u; j < C; j++) { ld.q[j] = W[cols[j] * chunks + c]; }
+  let g = (c << 5u) >> params.group_shift;
+  ld.s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
+                   scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
+  return ld;
+}
+
+// The group's columns from n0 on; missing ones (past N) repeat the last and are not written.
+fn group_cols(n0: u32) -> vec4<u32> {
+  let last = params.n - 1u;
+  return vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
 }
 
 // The 8 weights of a packed word without their scale, elements 0-3 and 4-7, each times 2^s for
@@ -109,7 +158,7 @@ fn chunk_sums_f32(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
   return d;
 }
 
-// In int8 (x staged by stage_chunk_i8): each weight word's low and high nibbles against the
+// In int8 (x staged by stage_quarter_i8): each weight word's low and high nibbles against the
 // even and odd elements' bytes, four products per dot4I8Packed, exact in i32, then the offset of
 // 8 and x's scale.
 fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
@@ -142,18 +191,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var tile = wg % params.tile_stride; tile < params.tiles_n; tile += params.tile_stride) {
     let n0 = tile * (C * WG / lanes) + C * group;
     let chunks = params.k >> 5u;
-    // The group's columns; missing ones (past N) repeat the last and are not written.
-    let last = params.n - 1u;
-    let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
+    let cols = group_cols(n0);
     var acc: array<vec4<f32>, R>;  // [row][column]
     for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
     if (n0 < params.n) {
       for (var c = t; c < chunks; c += lanes) {
-        var q: array<vec4<u32>, C>;
-        for (var j = 0u; j < C; j++) { q[j] = W[cols[j] * chunks + c]; }
-        let g = (c << 5u) >> params.group_shift;
-        let s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
-                          scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
+        let ld = load_chunk(cols, c);
+        let q = ld.q;
+        let s = ld.s;
         // Constant trip counts and no early exits: the loops unroll and the arrays stay in
         // registers (a dynamic index would put them in slow per-invocation memory).
         for (var r = 0u; r < R; r++) {

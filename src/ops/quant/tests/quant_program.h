@@ -181,9 +181,11 @@ class Products {
   static int64_t norm_terms(const ProductSpec& s) { return !s.norm ? 0 : s.x == DType::f16 ? 16384 : s.k + 8; }
 
   // Whether the kernel that runs node `s` at m rows rounds x to int8: the one-row kernel with
-  // ProductSpec::x8, q4_gemm above 4 rows unless gemm_x8 is off.
+  // ProductSpec::x8 or, while quant_gemv_x8 is unset (gemv_x8_default), for q4 weights and f32 x
+  // over rows of K <= 4096; q4_gemm above 4 rows unless gemm_x8 is off.
   bool rounds_x(const ProductSpec& s, int64_t m) const {
-    return (s.x8 && m == 1) || (gemm_x8 && std::string(s.route) == "q4_gemm" && m > 4);
+    const bool gemv_default = gemv_x8_default && s.group > 0 && s.x == DType::f32 && s.k <= 4096;
+    return ((s.x8 || gemv_default) && m == 1) || (gemm_x8 && std::string(s.route) == "q4_gemm" && m > 4);
   }
 
   // The rounding of x to int8 (quant_gemv_x8, quant_gemm_x8) of m rows of k: each 32-value chunk
@@ -214,6 +216,9 @@ class Products {
 
   // Whether the program rounds x to int8 in q4_gemm (quant_gemm_x8: on unless set off).
   bool gemm_x8 = true;
+  // Whether the program leaves quant_gemv_x8 unset (its default rounds x to int8 in the one-row
+  // kernel for rows of K <= 4096); false where a test sets it.
+  bool gemv_x8_default = true;
 
  private:
   static constexpr const char* kParts[3] = {"q", "k", "v"};

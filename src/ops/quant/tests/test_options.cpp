@@ -163,10 +163,11 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
   }
 }
 
-TEST(QuantOptions, Int8ActivationsByDefaultForWideProductsOnly) {
-  // Unset, quant_gemv_x8 rounds x to int8 for the wide one-row products (N >= 8192, K <= 4096)
-  // and no others; off, for none. With K = 64 the f32 bound is far below the rounding's effect,
-  // so the plain bound tells the two apart.
+TEST(QuantOptions, Int8ActivationsByDefaultForRowsUpTo4096) {
+  // Unset, quant_gemv_x8 rounds x to int8 for the one-row products over rows of K <= 4096, wide
+  // or narrow, and not for longer rows; off, for none. With K = 64 the f32 bound is far below
+  // the rounding's effect, so the plain bound tells the two apart; the K = 4128 product is
+  // verified against the f32 bound either way (which int8 rounding would fail).
   const DType f32 = DType::f32;
   for (const char* x8 : {"", "off"}) {
     SCOPED_TRACE(std::string("quant_gemv_x8 '") + x8 + "'");
@@ -180,18 +181,21 @@ TEST(QuantOptions, Int8ActivationsByDefaultForWideProductsOnly) {
     };
     const bool on = *x8 == 0;
     for (testing::ProductSpec s : specs) {
-      s.x8 = on && (s.name == "wide" || s.name == "n_wide");
+      s.x8 = on && s.k <= 4096;
       p.add(b, s);
     }
+    p.gemv_x8_default = on;
     RuntimeOptions options;
     if (!on) options["quant_gemv_x8"] = x8;
     Program prog(testing::shared_context(), b.build(), b.weights(), options);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
-    const testing::Reference plain = testing::linear_dots(p.x("wide").values, 1, 64, p.weight("wide").values, 8192,
-                                                          p.bias("wide").values);
-    EXPECT_EQ(testing::within_bound(prog.read_f32("wide.y"), plain, 64, false), !on);
+    for (const auto& [name, n] : {std::pair<const char*, int64_t>{"wide", 8192}, {"narrow", 8190}}) {
+      const testing::Reference plain =
+          testing::linear_dots(p.x(name).values, 1, 64, p.weight(name).values, n, p.bias(name).values);
+      EXPECT_EQ(testing::within_bound(prog.read_f32(std::string(name) + ".y"), plain, 64, false), !on) << name;
+    }
   }
 }
 
