@@ -95,34 +95,41 @@ OpCase linear_q4_case(const Geometry& g, const char* what, int64_t k, int64_t n,
   return c;
 }
 
-OpCase qkv_q4_case(const Geometry& g, int64_t m) {
+// `op` (linear_qkv, linear_swiglu) of x and a q4 weight of n rows, or with `norm` its
+// add_rms_norm_ form as a decoder layer runs it: x + residual (written out as "sum"),
+// normalized with a norm weight, then the product, in one node.
+OpCase fused_q4_case(const Geometry& g, const std::string& op, int64_t n, graph::Attrs attrs, int64_t out_cols,
+                     int64_t m, bool norm, uint32_t seed) {
   OpCase c;
   c.family = "linear";
-  c.name = std::string("linear_qkv.q4 ") + g.name + " M=" + std::to_string(m);
-  const int64_t k = g.hidden, nq = g.heads * g.head_dim, nkv = g.kv_heads * g.head_dim, n = nq + 2 * nkv;
+  c.name = (norm ? "add_rms_norm_" : "") + op + ".q4 " + g.name + " M=" + std::to_string(m);
+  const int64_t k = g.hidden;
   c.build = [=](GraphBuilder& b) {
-    auto x = b.input("x", DType::f32, {m, k});
-    auto outs = b.op("linear_qkv", {x, q4_weight(b, "w", n, k, 2)}, {{"splits", std::vector<int64_t>{nq, nkv, nkv}}});
+    std::vector<graph::ValueId> in{b.input("x", DType::f32, {m, k})};
+    graph::Attrs a = attrs;
+    if (norm) {
+      in.push_back(b.input("r", DType::f32, {m, k}));
+      in.push_back(b.constant("norm_w", DType::f32, {k}, random_f32(static_cast<size_t>(k), seed + 10)));
+      a.insert_or_assign("eps", 1e-5);
+    }
+    in.push_back(q4_weight(b, "w", n, k, seed));
+    const std::vector<graph::ValueId> outs = b.op(norm ? "add_rms_norm_" + op : op, in, a);
     for (size_t i = 0; i < outs.size(); ++i) b.output("y" + std::to_string(i), outs[i]);
   };
-  c.bytes = q4_bytes(n, k) + 4.0 * (static_cast<double>(m) * k + static_cast<double>(m) * n);
+  const double mk = static_cast<double>(m) * k;
+  c.bytes = q4_bytes(n, k) + 4.0 * (mk + static_cast<double>(m) * out_cols) + (norm ? 4.0 * (2 * mk + k) : 0.0);
   c.flops = 2.0 * static_cast<double>(m) * k * n;
   return c;
 }
 
+OpCase qkv_q4_case(const Geometry& g, int64_t m, bool norm) {
+  const int64_t nq = g.heads * g.head_dim, nkv = g.kv_heads * g.head_dim, n = nq + 2 * nkv;
+  return fused_q4_case(g, "linear_qkv", n, {{"splits", std::vector<int64_t>{nq, nkv, nkv}}}, n, m, norm, 2);
+}
+
 // The MLP's gate and up projections in one linear_swiglu node (interleaved rows, 2 * ffn of them).
-OpCase swiglu_q4_case(const Geometry& g, int64_t m) {
-  OpCase c;
-  c.family = "linear";
-  c.name = std::string("linear_swiglu.q4 ") + g.name + " M=" + std::to_string(m);
-  const int64_t k = g.hidden, n = 2 * g.ffn;
-  c.build = [=](GraphBuilder& b) {
-    auto x = b.input("x", DType::f32, {m, k});
-    b.output("y", b.op1("linear_swiglu", {x, q4_weight(b, "w", n, k, 3)}));
-  };
-  c.bytes = q4_bytes(n, k) + 4.0 * (static_cast<double>(m) * k + static_cast<double>(m) * g.ffn);
-  c.flops = 2.0 * static_cast<double>(m) * k * n;
-  return c;
+OpCase swiglu_q4_case(const Geometry& g, int64_t m, bool norm) {
+  return fused_q4_case(g, "linear_swiglu", 2 * g.ffn, {}, g.ffn, m, norm, 3);
 }
 
 OpCase add_case(const Geometry& g, int64_t m) {
@@ -298,10 +305,10 @@ std::vector<OpCase> model_cases() {
       cases.push_back(linear_case(g, "q_proj", g.hidden, g.heads * g.head_dim, m));
       cases.push_back(linear_case(g, "gate_proj", g.hidden, g.ffn, m));
       cases.push_back(linear_case(g, "down_proj", g.ffn, g.hidden, m));
-      cases.push_back(qkv_q4_case(g, m));
+      for (bool norm : {false, true}) cases.push_back(qkv_q4_case(g, m, norm));
       cases.push_back(linear_q4_case(g, "o_proj", g.heads * g.head_dim, g.hidden, m));
       cases.push_back(linear_q4_case(g, "gate_proj", g.hidden, g.ffn, m));
-      cases.push_back(swiglu_q4_case(g, m));
+      for (bool norm : {false, true}) cases.push_back(swiglu_q4_case(g, m, norm));
       cases.push_back(linear_q4_case(g, "down_proj", g.ffn, g.hidden, m));
       if (m == 1) cases.push_back(linear_q4_case(g, "lm_head", g.hidden, g.vocab, m));  // last token only
       for (const char* op : {"rope", "swiglu", "add_rms_norm"}) cases.push_back(rows_case(g, op, m));
