@@ -129,6 +129,9 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
         {"n_sw", 1, 44, 512, 64, f32, f32, false, {}, "q4_gemv", false, false, true, true},
         {"four", 3, 37, 128, 32, f32, f32, true, {}, "q4_gemv"},  // R = 4: f32 x
         {"short", 1, 113, 64, 32, f32, f32, true, {}, "q4_gemv"},  // against int8_rounded below
+        // 384 quarter chunks: two rounds of the staging's 256 invocations, the second part idle.
+        {"k3072", 1, 40, 3072, 32, f32, f32, false, {}, "q4_gemv"},
+        {"n_k3072", 1, 24, 3072, 32, f32, f32, false, {}, "q4_gemv", false, false, true, true},
     };
     for (testing::ProductSpec s : specs) {
       s.x8 = s.m == 1;
