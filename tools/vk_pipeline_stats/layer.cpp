@@ -1,11 +1,11 @@
 // A Vulkan layer that reports what the driver made of every compute pipeline: it turns on
 // VK_KHR_pipeline_executable_properties when the device is created, asks each
 // vkCreateComputePipelines for statistics (VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR), and
-// prints them (register count, shared memory, ... whatever the driver reports) with the name the
-// application gives the pipeline through VK_EXT_debug_utils (Dawn passes on each pipeline's
-// label). A development tool for the GPU machine: WebGPU shows no register counts, and a decode
-// kernel's registers decide how many of its workgroups an SM holds at once. README.md says how to
-// build and use it.
+// prints them (register count, shared memory, ... whatever the driver reports) as each pipeline
+// is created; wgx names its pipelines on the same stream just before (WGX_LOG_PIPELINES=1). A
+// development tool for the GPU machine: WebGPU shows no register counts, and a decode kernel's
+// registers decide how many of its workgroups an SM holds at once. README.md says how to build
+// and use it.
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -22,7 +22,6 @@ namespace {
 std::mutex mu;
 PFN_vkGetInstanceProcAddr next_gipa = nullptr;
 VkInstance instance_made = VK_NULL_HANDLE;  // instance-level functions are looked up on it
-PFN_vkSetDebugUtilsObjectNameEXT next_set_name = nullptr;
 struct DeviceFns {
   PFN_vkGetDeviceProcAddr gdpa = nullptr;
   PFN_vkCreateComputePipelines create = nullptr;
@@ -31,7 +30,6 @@ struct DeviceFns {
   bool enabled = false;  // the extension is on: statistics can be asked for
 };
 std::map<VkDevice, DeviceFns> devices;
-std::map<uint64_t, std::string> pending;  // pipeline handle -> its statistics, until it is named
 FILE* out = nullptr;
 
 FILE* sink() {
@@ -91,24 +89,10 @@ VKAPI_ATTR VkResult VKAPI_CALL create_compute_pipelines(VkDevice device, VkPipel
   std::lock_guard<std::mutex> lock(mu);
   for (uint32_t i = 0; i < count; ++i) {
     const std::string s = statistics(d, device, pipelines[i]);
-    pending[reinterpret_cast<uint64_t>(pipelines[i])] = s;
     std::fprintf(sink(), "pipeline %#llx: %s\n", static_cast<unsigned long long>(reinterpret_cast<uint64_t>(pipelines[i])), s.c_str());
   }
   std::fflush(sink());
   return r;
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL set_name(VkDevice device, const VkDebugUtilsObjectNameInfoEXT* info) {
-  if (info->objectType == VK_OBJECT_TYPE_PIPELINE) {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = pending.find(info->objectHandle);
-    if (it != pending.end()) {
-      std::fprintf(sink(), "named %s: %s\n", info->pObjectName ? info->pObjectName : "?", it->second.c_str());
-      std::fflush(sink());
-      pending.erase(it);
-    }
-  }
-  return next_set_name ? next_set_name(device, info) : VK_SUCCESS;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* alloc,
@@ -121,9 +105,7 @@ VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo* info,
   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
   auto create = reinterpret_cast<PFN_vkCreateInstance>(next_gipa(VK_NULL_HANDLE, "vkCreateInstance"));
   const VkResult r = create(info, alloc, instance);
-  if (r != VK_SUCCESS) return r;
-  instance_made = *instance;
-  next_set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(next_gipa(*instance, "vkSetDebugUtilsObjectNameEXT"));
+  if (r == VK_SUCCESS) instance_made = *instance;
   return r;
 }
 
@@ -195,7 +177,6 @@ PFN_vkVoidFunction own(const char* name) {
   if (n == "vkCreateInstance") return reinterpret_cast<PFN_vkVoidFunction>(&create_instance);
   if (n == "vkCreateDevice") return reinterpret_cast<PFN_vkVoidFunction>(&create_device);
   if (n == "vkCreateComputePipelines") return reinterpret_cast<PFN_vkVoidFunction>(&create_compute_pipelines);
-  if (n == "vkSetDebugUtilsObjectNameEXT") return reinterpret_cast<PFN_vkVoidFunction>(&set_name);
   return nullptr;
 }
 
