@@ -93,6 +93,19 @@ case "$case_name" in
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv\."
     expect_err "^device .*: pipeline statistics \(on\|unavailable\)"
     cmp -s "$tmp/out" "$tmp/plain" || fail "the output changed with the layer in the chain" ;;
+  gemv_touch_first)
+    # A staged q4 gemv whose workgroups take one column tile each is built with TOUCH (its first
+    # weights loaded before x is staged); where they take several (quant_gemv_stage_wgs = 1: one
+    # workgroup per row walks every tile) it is not. Neither changes a token.
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
+    cp "$tmp/out" "$tmp/touched"
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 run --model "$root/models/demo" \
+      -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]"
+    ! grep -q "TOUCH" "$tmp/err" || fail "a product of several tiles per workgroup was built with TOUCH"
+    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
+      || fail "the tokens changed with TOUCH" ;;
   pipeline_stats_pairing)
     # pair.py joins each wgx label with the statistics line after it, masks the driver's high
     # bits off the local memory size and works out the workgroups an SM holds.

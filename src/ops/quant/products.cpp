@@ -263,7 +263,9 @@ Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
 // q4_gemv's reduction: the subgroup one only when the quant_gemv_reduce option asks for it.
 bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce") == "sg"; }
 
-const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage) {
+// `touch`: q4_gemv's TOUCH constant (touch_first before the staging).
+const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
+                             bool touch) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -278,6 +280,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
         name += ".f32";
         constants.emplace_back("XS", static_cast<double>(f.k / 4));
       }
+      if (touch) constants.emplace_back("TOUCH", 1.0);
     }
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
@@ -338,6 +341,13 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // The scratch holds all of the product's columns: one output as far as the product is concerned.
   const uint64_t split0 = direct ? f.widths[0] : f.n;
   const uint64_t split1 = direct ? f.widths[0] + f.widths[1] : f.n;
+  // A staged q4_gemv whose workgroups take one column tile each loads the first words of its
+  // tile before staging x (touch_first in q4_gemv.wgsl, compiled in by the TOUCH constant): on
+  // the H200 that took Qwen3-0.6B's decode step from ~1,400 to ~1,240 us and Llama-3.2-1B's
+  // from ~990 to ~960; in workgroups of two or more tiles (Llama's gate/up, every lm_head) it
+  // cost more than it saved (PERFORMANCE.md, 2026-11-30).
+  const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg &&
+                     ceil_div(f.n, kQ4GemvColumns * wg_size / tpc) <= stage_wgs;
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
     const uint64_t m = rows_now(c);
@@ -354,7 +364,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage), buffers,
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch), buffers,
                                         k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 
