@@ -11,7 +11,7 @@
 //
 // The program is driven here rather than through llm::Generator: a synthetic model has no
 // tokenizer, and --pos puts the prompt deep in the context without feeding what comes before.
-#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -106,14 +106,16 @@ struct CpuTime {
   double thread = 0;
 };
 
-double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; }
-
-CpuTime cpu_now() {
-  rusage self{}, thread{};
-  getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_THREAD, &thread);
-  return {seconds(self.ru_utime) + seconds(self.ru_stime), seconds(thread.ru_utime) + seconds(thread.ru_stime)};
+// CPU seconds of `clock`, to the nanosecond (fine enough to add up the many short stretches of
+// Timing::submit_cpu).
+double cpu_seconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+double thread_cpu_now() { return cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
+
+CpuTime cpu_now() { return {cpu_seconds(CLOCK_PROCESS_CPUTIME_ID), thread_cpu_now()}; }
 
 struct Timing {
   int64_t prefill_steps = 0;
@@ -123,6 +125,9 @@ struct Timing {
   double first_token_s = 0;       // until the first token is sampled
   double decode_s = 0;
   CpuTime decode_cpu;
+  // The calling thread's CPU seconds spent setting a step up, recording and submitting it (the
+  // rest of decode_cpu.thread is waiting for and reading the tokens).
+  double submit_cpu = 0;
   bool pipelined = false;
   std::vector<int32_t> tokens;  // the first token, then one per decode step
 };
@@ -163,7 +168,9 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
   const CpuTime c0 = cpu_now();
   const auto t1 = Clock::now();
   for (int64_t i = 0; i < decode; ++i) {
+    const double s0 = thread_cpu_now();
     feed(p, std::span<const int32_t>(&token, 1), start + i);
+    t.submit_cpu += thread_cpu_now() - s0;
     token = greedy(p);
     t.tokens.push_back(token);
   }
@@ -206,9 +213,11 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   int64_t submitted = 0;  // decode steps; step i feeds the token before it at start + i
   for (int64_t i = 0; i < decode; ++i) {
     while (static_cast<int64_t>(reads.size()) < in_flight && submitted < decode) {
+      const double s0 = thread_cpu_now();
       p.set_sym("input_pos", start + submitted);
       reads.push_back(p.read_async("next_token"));
       p.execute();
+      t.submit_cpu += thread_cpu_now() - s0;
       ++submitted;
     }
     t.tokens.push_back(reads.front().i32().at(0));
@@ -453,6 +462,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"host_wall_ms_per_decode_token", per_token_ms(t.decode_s, n)},
         {"host_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.process, n)},
         {"host_thread_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.thread, n)},
+        {"host_submit_cpu_ms_per_decode_token", per_token_ms(t.submit_cpu, n)},
         {"memory",
          {{"constants", mem.constants},
           {"state", mem.state},
@@ -495,8 +505,10 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
     std::printf("per token    %zu dispatches, %d submits (the step's command buffer, the logits readback)\n",
                 t.decode_dispatches, submits_per_step);
   }
-  std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread)\n",
-              per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n));
+  std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread, %.3f of "
+              "them setting up, recording and submitting the step)\n",
+              per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n),
+              per_token_ms(t.submit_cpu, n));
   std::printf("memory       %s: constants %s, state %s, intermediates %s (%s without reuse), scratch %s, inputs %s\n",
               hb(mem.total()).c_str(), hb(mem.constants).c_str(), hb(mem.state).c_str(), hb(mem.intermediates).c_str(),
               hb(mem.unplanned).c_str(), hb(mem.scratch).c_str(), hb(mem.inputs).c_str());
