@@ -96,7 +96,8 @@ case "$case_name" in
   gemv_touch_first)
     # A staged q4 gemv whose workgroups take one column tile each is built with TOUCH (its first
     # weights loaded before x is staged); where they take several (quant_gemv_stage_wgs = 1: one
-    # workgroup per row walks every tile) it is not. Neither changes a token.
+    # workgroup per row walks every tile) it is not, unless quant_gemv_one_tile narrows the lanes
+    # to make one tile. None of it changes a token.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
     cp "$tmp/out" "$tmp/touched"
@@ -104,6 +105,12 @@ case "$case_name" in
       -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]"
     ! grep -q "TOUCH" "$tmp/err" || fail "a product of several tiles per workgroup was built with TOUCH"
+    # quant_gemv_one_tile: fewer lanes per column where that makes one tile per workgroup.
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 --option quant_gemv_one_tile=on \
+      run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
+    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
+      || fail "the tokens changed with quant_gemv_one_tile"
     diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
       || fail "the tokens changed with TOUCH" ;;
   pipeline_stats_pairing)

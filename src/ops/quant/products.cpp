@@ -25,7 +25,8 @@
 // workgroup of 64, gate/up was slower fused than unfused on the H200). Options (tuning and
 // tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
-// quant_gemv_stage_wgs = G; quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
+// quant_gemv_stage_wgs = G; quant_gemv_one_tile = on gives a staged product as many column tiles
+// as workgroups (fewer lanes per column); quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
 // for every or no one-row product of f32 x, by default for those with K <= 4096 (x8()), and sums four
 // products per dot4I8Packed: less arithmetic per weight, and x rounded to 8 bits (PERFORMANCE.md
 // has what it gains; tests/test_options.cpp its bound).
@@ -172,7 +173,7 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
-  for (const char* name : {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8"}) {
+  for (const char* name : {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile"}) {
     const std::string v = option(ctx, name);
     if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
@@ -329,12 +330,20 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
                                       const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
                                       Stage stage = Stage::None) {
   const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx);
-  const uint32_t tpc = lanes(ctx, f, sg);
+  uint32_t tpc = lanes(ctx, f, sg);
   // Invocations per workgroup: q4_gemv's plain sg variant has fewer (more workgroups).
   const uint64_t wg_size = sg && stage == Stage::None ? kSubgroupWorkgroup : kWorkgroup;
   // Workgroups per row of x: one per column tile, or at most stage_workgroups where x is staged
   // (each stages x once and takes every G-th tile).
   const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx, f);
+  // quant_gemv_one_tile = on (tuning): a staged q4_gemv with more column tiles than workgroups
+  // halves its lanes per column group (each lane then takes more chunks of a row, a tile twice
+  // the columns) until every workgroup takes one tile, so that it touches its first weights
+  // below. Not with the quant_gemv_tpc option, which sets the lanes itself.
+  if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && option(ctx, "quant_gemv_one_tile") == "on" &&
+      option(ctx, "quant_gemv_tpc").empty()) {
+    while (tpc > 1 && ceil_div(f.n, kQ4GemvColumns * wg_size / tpc) > stage_wgs) tpc /= 2;
+  }
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
                    (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0);
