@@ -93,13 +93,16 @@ case "$case_name" in
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv\."
     expect_err "^device .*: pipeline statistics \(on\|unavailable\)"
     cmp -s "$tmp/out" "$tmp/plain" || fail "the output changed with the layer in the chain" ;;
-  gemv_touch_first)
+  touch_first)
     # A staged q4 gemv whose workgroups take one column tile each is built with TOUCH (its first
     # weights loaded before x is staged); where they take several (quant_gemv_stage_wgs = 1: one
     # workgroup per row walks every tile) it is not, unless quant_gemv_one_tile narrows the lanes
-    # to make one tile. None of it changes a token.
+    # to make one tile. Decode attention touches only with sdpa_decode_touch = on. None of it
+    # changes a token.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
+    expect_err "^wgx: pipeline sdpa_flash\[flash_rope\."
+    ! grep -q "sdpa_flash.*TOUCH" "$tmp/err" || fail "decode attention touched without sdpa_decode_touch"
     cp "$tmp/out" "$tmp/touched"
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 run --model "$root/models/demo" \
       -p "The meaning of life is" -n 8 --temp 0
@@ -111,6 +114,11 @@ case "$case_name" in
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
     diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
       || fail "the tokens changed with quant_gemv_one_tile"
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option sdpa_decode_touch=on run --model "$root/models/demo" \
+      -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline sdpa_flash\[flash_rope\..*\]{TOUCH=1}"
+    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
+      || fail "the tokens changed with sdpa_decode_touch"
     diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
       || fail "the tokens changed with TOUCH" ;;
   pipeline_stats_pairing)
