@@ -97,8 +97,8 @@ case "$case_name" in
     # A staged q4 gemv whose workgroups take one column tile each is built with TOUCH (its first
     # weights loaded before x is staged); where they take several (quant_gemv_stage_wgs = 1: one
     # workgroup per row walks every tile) it is not, unless quant_gemv_one_tile narrows the lanes
-    # to make one tile. Decode attention touches only with sdpa_decode_touch = on. None of it
-    # changes a token.
+    # to make one tile, or quant_gemv_touch_next touches each next tile. Decode attention touches
+    # only with sdpa_decode_touch = on. None of it changes a token.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
     expect_err "^wgx: pipeline sdpa_flash\[flash_rope\."
@@ -114,6 +114,13 @@ case "$case_name" in
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
     diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
       || fail "the tokens changed with quant_gemv_one_tile"
+    # quant_gemv_touch_next: each tile of a workgroup touches the next one's.
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 --option quant_gemv_touch_next=on \
+      run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH_NEXT=1"
+    ! grep -q "TOUCH=1" "$tmp/err" || fail "TOUCH with several tiles per workgroup"
+    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
+      || fail "the tokens changed with quant_gemv_touch_next"
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option sdpa_decode_touch=on run --model "$root/models/demo" \
       -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline sdpa_flash\[flash_rope\..*\]{TOUCH=1}"

@@ -26,7 +26,8 @@
 // tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
 // quant_gemv_stage_wgs = G; quant_gemv_one_tile = on gives a staged product as many column tiles
-// as workgroups (fewer lanes per column); quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
+// as workgroups (fewer lanes per column); quant_gemv_touch_next = on has a staged workgroup of
+// several tiles touch each next tile's first weights early; quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
 // for every or no one-row product of f32 x, by default for those with K <= 4096 (x8()), and sums four
 // products per dot4I8Packed: less arithmetic per weight, and x rounded to 8 bits (PERFORMANCE.md
 // has what it gains; tests/test_options.cpp its bound).
@@ -173,7 +174,8 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
-  for (const char* name : {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile"}) {
+  for (const char* name :
+       {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_touch_next"}) {
     const std::string v = option(ctx, name);
     if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
@@ -264,9 +266,10 @@ Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
 // q4_gemv's reduction: the subgroup one only when the quant_gemv_reduce option asks for it.
 bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce") == "sg"; }
 
-// `touch`: q4_gemv's TOUCH constant (touch_first before the staging).
+// `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
+// TOUCH_NEXT (each tile touches the next).
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             bool touch) {
+                             bool touch, bool touch_next) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -282,6 +285,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
         constants.emplace_back("XS", static_cast<double>(f.k / 4));
       }
       if (touch) constants.emplace_back("TOUCH", 1.0);
+      if (touch_next) constants.emplace_back("TOUCH_NEXT", 1.0);
     }
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
@@ -357,6 +361,10 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // cost more than it saved (PERFORMANCE.md, 2026-11-30).
   const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg &&
                      ceil_div(f.n, kQ4GemvColumns * wg_size / tpc) <= stage_wgs;
+  // quant_gemv_touch_next = on (tuning): where a staged workgroup takes several tiles, each tile
+  // touches the next one's first words as it starts.
+  const bool touch_next = k == Kernel::Q4Gemv && stage != Stage::None && !sg && !touch &&
+                          option(ctx, "quant_gemv_touch_next") == "on";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
     const uint64_t m = rows_now(c);
@@ -373,7 +381,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch), buffers,
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch, touch_next), buffers,
                                         k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 

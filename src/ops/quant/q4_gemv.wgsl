@@ -131,10 +131,14 @@ fn load_chunk(cols: vec4<u32>, c: u32) -> Chunk {
 // packed word and scale word), loaded before the staged variants stage x and not used until the
 // end of the kernel (keep), so their trips to memory overlap the staging and the chunk loads
 // after it find them in the caches: eight words held (the driver may keep some in local memory),
-// not the 20 that loading the chunk itself early would hold through the staging. Assumes the workgroup reduction's lane groups; the host
-// sets TOUCH (which compiles it in) where each workgroup takes one tile (with more, it measured
-// slower; a branch on a flag instead of the constant also cost the variants that skip it).
+// not the 20 that loading the chunk itself early would hold through the staging. Assumes the
+// workgroup reduction's lane groups; the host sets TOUCH (which compiles it in) where each
+// workgroup takes one tile (with more, it measured slower; a branch on a flag instead of the
+// constant also cost the variants that skip it). TOUCH_NEXT (tuning, the quant_gemv_touch_next
+// option) does the same for a workgroup's next tile at the start of each tile, so that the next
+// tile's loads overlap this one's products and reduction.
 override TOUCH: bool = false;
+override TOUCH_NEXT: bool = false;
 struct Touched {
   w: vec4<u32>,
   s: vec4<u32>,
@@ -142,12 +146,10 @@ struct Touched {
 fn scale_word(i: u32) -> u32 {
   return S[params.scale_base + select(i, i >> 1u, (params.flags & SCALE_F16) != 0u)];
 }
-fn touch_first(wg: u32, lid: u32) -> Touched {
+fn touch_tile(tile: u32, lid: u32) -> Touched {
   var v = Touched();
-  if (!TOUCH) { return v; }
   let lanes = params.tpc;
   let t = lid % lanes;
-  let tile = wg % params.tile_stride;
   let n0 = tile * (C * WG / lanes) + C * (lid / lanes);
   let chunks = params.k >> 5u;
   if (tile < params.tiles_n && n0 < params.n && t < chunks) {
@@ -159,8 +161,17 @@ fn touch_first(wg: u32, lid: u32) -> Touched {
   }
   return v;
 }
+fn touch_first(wg: u32, lid: u32) -> Touched {
+  if (!TOUCH) { return Touched(); }
+  return touch_tile(wg % params.tile_stride, lid);
+}
+fn touch_next(tile: u32, lid: u32) -> Touched {
+  if (!TOUCH_NEXT) { return Touched(); }
+  return touch_tile(tile + params.tile_stride, lid);
+}
+fn fold(a: Touched, b: Touched) -> Touched { return Touched(a.w ^ b.w, a.s ^ b.s); }
 
-// Consumes touch_first's words where nothing waits for them (pad2 is always 0: no store).
+// Consumes the touched words where nothing waits for them (pad2 is always 0: no store).
 fn keep(v: Touched) {
   if (params.pad2 == 1u) {
     let x = v.w ^ v.s;
@@ -225,12 +236,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m0 = (wg / params.tile_stride) * R;
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
-  let touched = {{touch}};
+  var touched = {{touch}};
   {{stage}}
   {{lane_groups}}
   // Column tiles wg % G, + G, ... (G = params.tile_stride workgroups per row of x: tiles_n, one
   // tile each, unless x is staged, where fewer workgroups share the staging).
   for (var tile = wg % params.tile_stride; tile < params.tiles_n; tile += params.tile_stride) {
+    let next = touch_next(tile, lid);  // consumed at the end of the tile
     let n0 = tile * (C * WG / lanes) + C * group;
     let chunks = params.k >> 5u;
     let cols = group_cols(n0);
@@ -277,6 +289,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     workgroupBarrier();  // red's slots are rewritten by the next tile's reduction
+    touched = fold(touched, next);
   }
   keep(touched);
 }
