@@ -27,10 +27,10 @@
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
 // quant_gemv_stage_wgs = G; quant_gemv_one_tile = on gives a staged product as many column tiles
 // as workgroups (fewer lanes per column); quant_gemv_touch_next = on has a staged workgroup of
-// several tiles touch each next tile's first weights early; quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values)
-// for every or no one-row product of f32 x, by default for those with K <= 4096 (x8()), and sums four
-// products per dot4I8Packed: less arithmetic per weight, and x rounded to 8 bits (PERFORMANCE.md
-// has what it gains; tests/test_options.cpp its bound).
+// several tiles touch each next tile's first weights early; quant_gemv_x8 = on | off stages x in
+// int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
+// with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
+// x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.

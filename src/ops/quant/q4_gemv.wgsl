@@ -107,9 +107,14 @@ fn bias(n: u32) -> f32 {
   return {{bias_elem}};
 }
 
+// The word of S that holds scale i (two f16 scales a word, or one f32).
+fn scale_word(i: u32) -> u32 {
+  return S[params.scale_base + select(i, i >> 1u, (params.flags & SCALE_F16) != 0u)];
+}
+
 fn scale(i: u32) -> f32 {
-  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(S[params.scale_base + (i >> 1u)])[i & 1u]; }
-  return bitcast<f32>(S[params.scale_base + i]);
+  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(scale_word(i))[i & 1u]; }
+  return bitcast<f32>(scale_word(i));
 }
 
 // Chunk c of the group's columns `cols`: their packed words and their scales.
@@ -132,8 +137,8 @@ fn load_chunk(cols: vec4<u32>, c: u32) -> Chunk {
 // end of the kernel (keep), so their trips to memory overlap the staging and the chunk loads
 // after it find them in the caches: eight words held (the driver may keep some in local memory),
 // not the 20 that loading the chunk itself early would hold through the staging. Assumes the
-// workgroup reduction's lane groups; the host sets TOUCH (which compiles it in) where each
-// workgroup takes one tile (with more, it measured slower; a branch on a flag instead of the
+// workgroup reduction's lane groups; the host sets TOUCH (which compiles it in) for the staged
+// variants with that reduction where each workgroup takes one tile (with more, it measured slower; a branch on a flag instead of the
 // constant also cost the variants that skip it). TOUCH_NEXT (tuning, the quant_gemv_touch_next
 // option) does the same for a workgroup's next tile at the start of each tile, so that the next
 // tile's loads overlap this one's products and reduction.
@@ -142,9 +147,6 @@ override TOUCH_NEXT: bool = false;
 struct Touched {
   w: vec4<u32>,
   s: vec4<u32>,
-}
-fn scale_word(i: u32) -> u32 {
-  return S[params.scale_base + select(i, i >> 1u, (params.flags & SCALE_F16) != 0u)];
 }
 fn touch_tile(tile: u32, lid: u32) -> Touched {
   var v = Touched();
@@ -236,7 +238,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m0 = (wg / params.tile_stride) * R;
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
-  var touched = {{touch}};
+  var touched = touch_first(wg, lid);
   {{stage}}
   {{lane_groups}}
   // Column tiles wg % G, + G, ... (G = params.tile_stride workgroups per row of x: tiles_n, one
