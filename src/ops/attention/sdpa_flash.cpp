@@ -83,13 +83,14 @@ std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
 std::optional<uint32_t> single_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_single_max", default_single_max(geometry_max(ctx).dim), 0, kMaxSingleOption);
 }
-// sdpa_decode_touch: "on" or "off" (or absent: off); nullopt for any other value.
-std::optional<bool> touch_option(const NodeContext& ctx) {
-  const auto it = ctx.options().find("sdpa_decode_touch");
-  if (it == ctx.options().end() || it->second == "off") return false;
-  if (it->second == "on") return true;
+// The option `name` as "on" or "off"; `fallback` when it is absent, nullopt for any other value.
+std::optional<bool> on_off_option(const NodeContext& ctx, std::string_view name, bool fallback) {
+  const auto it = ctx.options().find(name);
+  if (it == ctx.options().end()) return fallback;
+  if (it->second == "on" || it->second == "off") return it->second == "on";
   return std::nullopt;
 }
+std::optional<bool> touch_option(const NodeContext& ctx) { return on_off_option(ctx, "sdpa_decode_touch", false); }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
 struct Chunks {
@@ -234,10 +235,9 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
 // The runtime option sdpa_decode_rope = off declines (the step then runs rope_update_cache's
 // dispatch before flash_decoding's: the unfused path, for comparisons).
 std::string rope_guard(const NodeContext& ctx) {
-  if (const auto it = ctx.options().find("sdpa_decode_rope"); it != ctx.options().end() && it->second != "on") {
-    if (it->second == "off") return "sdpa_decode_rope is off";
-    return "sdpa_decode_rope is \"" + it->second + "\", not on or off";
-  }
+  const std::optional<bool> rope = on_off_option(ctx, "sdpa_decode_rope", true);
+  if (!rope) return "sdpa_decode_rope is \"" + ctx.options().find("sdpa_decode_rope")->second + "\", not on or off";
+  if (!*rope) return "sdpa_decode_rope is off";
   if (auto why = rope_table_guard(ctx); !why.empty()) return why;
   const runtime::OperandMap sdpa = sdpa_operands();
   return guard(NodeContext(ctx, sdpa));

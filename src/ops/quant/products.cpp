@@ -340,13 +340,15 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // Workgroups per row of x: one per column tile, or at most stage_workgroups where x is staged
   // (each stages x once and takes every G-th tile).
   const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx, f);
+  // q4_gemv's column tiles per row of x at `lanes` lanes per column group (C columns a group).
+  const auto q4_tiles = [&f, wg_size](uint32_t lanes) { return ceil_div(f.n, kQ4GemvColumns * wg_size / lanes); };
   // quant_gemv_one_tile = on (tuning): a staged q4_gemv with more column tiles than workgroups
   // halves its lanes per column group (each lane then takes more chunks of a row, a tile twice
   // the columns) until every workgroup takes one tile, so that it touches its first weights
   // below. Not with the quant_gemv_tpc option, which sets the lanes itself.
   if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && option(ctx, "quant_gemv_one_tile") == "on" &&
       option(ctx, "quant_gemv_tpc").empty()) {
-    while (tpc > 1 && ceil_div(f.n, kQ4GemvColumns * wg_size / tpc) > stage_wgs) tpc /= 2;
+    while (tpc > 1 && q4_tiles(tpc) > stage_wgs) tpc /= 2;
   }
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
@@ -359,8 +361,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // the H200 that took Qwen3-0.6B's decode step from ~1,400 to ~1,240 us and Llama-3.2-1B's
   // from ~990 to ~960; in workgroups of two or more tiles (Llama's gate/up, every lm_head) it
   // cost more than it saved (PERFORMANCE.md, 2026-11-30).
-  const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg &&
-                     ceil_div(f.n, kQ4GemvColumns * wg_size / tpc) <= stage_wgs;
+  const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg && q4_tiles(tpc) <= stage_wgs;
   // quant_gemv_touch_next = on (tuning): where a staged workgroup takes several tiles, each tile
   // touches the next one's first words as it starts.
   const bool touch_next = k == Kernel::Q4Gemv && stage != Stage::None && !sg && !touch &&
