@@ -95,39 +95,30 @@ case "$case_name" in
     cmp -s "$tmp/out" "$tmp/plain" || fail "the output changed with the layer in the chain" ;;
   touch_first)
     # A staged q4 gemv whose workgroups take one column tile each is built with TOUCH (its first
-    # weights loaded before x is staged); where they take several (quant_gemv_stage_wgs = 1: one
-    # workgroup per row walks every tile) it is not, unless quant_gemv_one_tile narrows the lanes
-    # to make one tile, or quant_gemv_touch_next touches each next tile. Decode attention touches
-    # only with sdpa_decode_touch = on. None of it changes a token.
+    # weights loaded before x is staged), one that takes two with half the lanes to make one
+    # (quant_gemv_one_tile), and one whose workgroups walk several tiles with TOUCH_NEXT (each
+    # tile touches the next one's first weights: quant_gemv_touch_next). With
+    # quant_gemv_stage_wgs = 1 (one workgroup per row walks every tile) and both options off,
+    # nothing touches. None of it changes a token.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
-    expect_err "^wgx: pipeline sdpa_flash\[flash_rope\."
-    ! grep -q "sdpa_flash.*TOUCH" "$tmp/err" || fail "decode attention touched without sdpa_decode_touch"
     cp "$tmp/out" "$tmp/touched"
-    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 run --model "$root/models/demo" \
-      -p "The meaning of life is" -n 8 --temp 0
+    same() { diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null || fail "the tokens changed with $1"; }
+    one=(--option quant_gemv_stage_wgs=1)
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" --option quant_gemv_one_tile=off --option quant_gemv_touch_next=off \
+      run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]"
     ! grep -q "TOUCH" "$tmp/err" || fail "a product of several tiles per workgroup was built with TOUCH"
-    # quant_gemv_one_tile: fewer lanes per column where that makes one tile per workgroup.
-    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 --option quant_gemv_one_tile=on \
-      run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
-    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
-    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
-      || fail "the tokens changed with quant_gemv_one_tile"
-    # quant_gemv_touch_next: each tile of a workgroup touches the next one's.
-    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_gemv_stage_wgs=1 --option quant_gemv_touch_next=on \
-      run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    same "both options off"
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH_NEXT=1"
-    ! grep -q "TOUCH=1" "$tmp/err" || fail "TOUCH with several tiles per workgroup"
-    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
-      || fail "the tokens changed with quant_gemv_touch_next"
-    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option sdpa_decode_touch=on run --model "$root/models/demo" \
-      -p "The meaning of life is" -n 8 --temp 0
-    expect_err "^wgx: pipeline sdpa_flash\[flash_rope\..*\]{TOUCH=1}"
-    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
-      || fail "the tokens changed with sdpa_decode_touch"
-    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null \
-      || fail "the tokens changed with TOUCH" ;;
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
+    same "one workgroup per row"
+    # quant_gemv_one_tile = on: as few lanes as it takes to make one tile.
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" --option quant_gemv_one_tile=on \
+      run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
+    same "quant_gemv_one_tile" ;;
   pipeline_stats_pairing)
     # pair.py joins each wgx label with the statistics line after it, masks the driver's high
     # bits off the local memory size and works out the workgroups an SM holds.

@@ -28,9 +28,8 @@ std::string variant_wgsl(const shaders::ShaderVariant& variant);
 // A variant's bindings in @binding order (binding 0: the params block): its template's, except
 // that sdpa_flash's flash_rope variants bind more than its flash ones.
 std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant);
-// The pipeline of a generated attention variant, by name, with the values of its override constants.
-const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant,
-                          std::vector<std::pair<std::string, double>> constants = {});
+// The pipeline of a generated attention variant, by name.
+const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant);
 
 // "" when input `i` (input_pos) is a SymInt or a constant; a tensor position is not supported.
 std::string position_guard(const runtime::NodeContext& ctx, size_t i);

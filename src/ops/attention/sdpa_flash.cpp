@@ -11,8 +11,6 @@
 // visible row and writes the output acc / l itself, as pass 2 would for one chunk (the same WGSL,
 // write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
 // so resize decides it per step: record() then records one dispatch or two.
-// The sdpa_decode_touch option (on | off, default off: tuning) builds pass 1 with TOUCH, which
-// loads each invocation's first k and v words before the prologue (sdpa_flash.wgsl's touch_first).
 // Pass 1 writes its partials into one scratch buffer, the (m, l) of every slot and then, from an
 // offset a binding may start at, the accumulators; pass 2 binds the two parts.
 //
@@ -90,7 +88,6 @@ std::optional<bool> on_off_option(const NodeContext& ctx, std::string_view name,
   if (it->second == "on" || it->second == "off") return it->second == "on";
   return std::nullopt;
 }
-std::optional<bool> touch_option(const NodeContext& ctx) { return on_off_option(ctx, "sdpa_decode_touch", false); }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
 struct Chunks {
@@ -143,9 +140,6 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
   }
-  if (!touch_option(ctx)) {
-    return "sdpa_decode_touch is \"" + ctx.options().find("sdpa_decode_touch")->second + "\", not on or off";
-  }
   const uint32_t limit = *chunk_option(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
   if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
@@ -171,9 +165,7 @@ struct NewRows {
 // `ctx` shows sdpa_with_kv_cache's operands (a view, for rope_sdpa_with_kv_cache); with `rope`,
 // the flash_rope kernel, which rotates q and writes the new rows first.
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope) {
-  std::vector<std::pair<std::string, double>> constants;
-  if (touch_option(ctx).value()) constants.emplace_back("TOUCH", 1.0);
-  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
+  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx));
   const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);

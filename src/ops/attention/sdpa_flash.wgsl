@@ -59,7 +59,7 @@ struct Params {
   inv_n: f32,       // 1 / D
   norm_base: u32,   // the word of Table where q's norm weight starts; k's follows it
   norm_words: u32,  // words of one norm weight
-  pad0: u32,        // always 0 (keep reads it)
+  pad0: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -190,24 +190,6 @@ fn l_sum(g: u32) -> f32 {
   var l = vec4<f32>(0.0);
   for (var b = 0u; b < T / 4u; b++) { l += part_s[g * (T / 4u) + b]; }
   return sum4(l);
-}
-
-// With TOUCH (an override constant the route sets by the sdpa_decode_touch option): the first k
-// word this invocation reads in phase A and the first v word in phase C, loaded before the
-// prologue and not used until the end (keep), so their trips to memory overlap the prologue's
-// and the first tile's loads find them in the caches.
-override TOUCH: bool = false;
-fn touch_first(kb: u32, start: u32, end: u32, a_t: u32, a_s: u32, a_nh: u32, v_row: u32, v_pair: u32) -> vec2<u32> {
-  var v = vec2<u32>();
-  if (!TOUCH) { return v; }
-  if (a_nh > 0u && start + a_t < end) { v.x = K[cache_word(kb + (start + a_t) * params.dim + 2u * a_s)]; }
-  if (start + v_row < end) { v.y = V[cache_word(kb + (start + v_row) * params.dim + 2u * v_pair)]; }
-  return v;
-}
-
-// Consumes touch_first's words where nothing waits for them (pad0 is always 0: no store).
-fn keep(v: vec2<u32>) {
-  if (params.pad0 == 1u) { Out[0] = v.x ^ v.y; }
 }
 
 // flash: the group's queries, scaled, into q_s (then a barrier).
@@ -388,7 +370,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c_u1 = c_u0 + WG;
   let c_rg = lid / units;
 
-  let touched = touch_first(kb, start, end, a_t, a_s, a_nh, 4u * c_rg, c_u0 % half);
   {{prologue}}(qb, kb, bkv, c + 1u == params.chunks, lid);  // q_s holds the scaled queries
   var m_r = vec4<f32>(NEG);   // running max of item slot k (all of a head's slots agree)
   var l_r = vec4<f32>(0.0);   // running sum of exp(score - m) of the slot's row
@@ -470,7 +451,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
       write_out2(qb + 2u * i, acc, l_sum(i / half));
     }
-    keep(touched);
     return;
   }
   // Slot of (b, query head, chunk); query head = kv head * G + g.
@@ -481,5 +461,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
     Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc;
   }
-  keep(touched);
 }

@@ -25,9 +25,10 @@
 // workgroup of 64, gate/up was slower fused than unfused on the H200). Options (tuning and
 // tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
-// quant_gemv_stage_wgs = G; quant_gemv_one_tile = on gives a staged product as many column tiles
-// as workgroups (fewer lanes per column); quant_gemv_touch_next = on has a staged workgroup of
-// several tiles touch each next tile's first weights early; quant_gemv_x8 = on | off stages x in
+// quant_gemv_stage_wgs = G; quant_gemv_one_tile = on | off: a staged product with as many column
+// tiles as workgroups however few lanes per column that takes, or never fewer lanes (default:
+// where halving them once does it); quant_gemv_touch_next = off: a staged workgroup of several
+// tiles does not touch each next tile's first weights early (default on); quant_gemv_x8 = on | off stages x in
 // int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
 // with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
@@ -342,12 +343,16 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx, f);
   // q4_gemv's column tiles per row of x at `lanes` lanes per column group (C columns a group).
   const auto q4_tiles = [&f, wg_size](uint32_t lanes) { return ceil_div(f.n, kQ4GemvColumns * wg_size / lanes); };
-  // quant_gemv_one_tile = on (tuning): a staged q4_gemv with more column tiles than workgroups
-  // halves its lanes per column group (each lane then takes more chunks of a row, a tile twice
-  // the columns) until every workgroup takes one tile, so that it touches its first weights
-  // below. Not with the quant_gemv_tpc option, which sets the lanes itself.
-  if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && option(ctx, "quant_gemv_one_tile") == "on" &&
-      option(ctx, "quant_gemv_tpc").empty()) {
+  // A staged q4_gemv with more column tiles than workgroups halves its lanes per column group
+  // (each lane then takes more chunks of a row, a tile twice the columns) where that once makes
+  // one tile per workgroup, so that it touches its first weights below: Llama-3.2-1B's gate/up
+  // (2 tiles at 64 lanes) went from ~340 to ~306 us per decode token on the H200, -4% of the
+  // step (PERFORMANCE.md, 2026-11-30). Narrower still (lm_head: 4 lanes) measured no better than
+  // touch_next. quant_gemv_one_tile = on halves until one tile, off never (tuning); neither with
+  // the quant_gemv_tpc option, which sets the lanes itself.
+  const std::string one_tile = option(ctx, "quant_gemv_one_tile");
+  if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && one_tile != "off" && option(ctx, "quant_gemv_tpc").empty() &&
+      (one_tile == "on" || q4_tiles(tpc / 2) <= stage_wgs)) {
     while (tpc > 1 && q4_tiles(tpc) > stage_wgs) tpc /= 2;
   }
   const bool direct = f.direct(k);
@@ -362,10 +367,11 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // from ~990 to ~960; in workgroups of two or more tiles (Llama's gate/up, every lm_head) it
   // cost more than it saved (PERFORMANCE.md, 2026-11-30).
   const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg && q4_tiles(tpc) <= stage_wgs;
-  // quant_gemv_touch_next = on (tuning): where a staged workgroup takes several tiles, each tile
-  // touches the next one's first words as it starts.
+  // Where a staged workgroup takes several tiles (the lm_heads), each tile touches the next one's
+  // first words as it starts (TOUCH_NEXT): Qwen3-0.6B's lm_head ~56 -> ~49 us on the H200,
+  // Llama-3.2-1B's ~76 -> ~71. quant_gemv_touch_next = off turns it off (tuning).
   const bool touch_next = k == Kernel::Q4Gemv && stage != Stage::None && !sg && !touch &&
-                          option(ctx, "quant_gemv_touch_next") == "on";
+                          option(ctx, "quant_gemv_touch_next") != "off";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
     const uint64_t m = rows_now(c);

@@ -3,9 +3,9 @@
 // 5, 64, 193 and 300 visible rows (single passes and split ones: under the default threshold of
 // 128 rows at head_dim 64 and 64 at 128, a threshold of 32, and none with at most 3 chunks, two
 // tiles each at 300 rows, the new row in the last one's second tile) and the prefill chunks
-// between them, for groups of 1, 2 and 4 query heads, head_dim 64 and 128, with and without
-// Qwen3's q/k norm, both rope layouts, f32 and f16 activations and caches, batch 1 and 2, and
-// with sdpa_decode_touch on. After every step the output and both whole
+// between them, for groups of 1, 2 and
+// 4 query heads, head_dim 64 and 128, with and without Qwen3's q/k norm, both rope layouts, f32
+// and f16 activations and caches, batch 1 and 2. After every step the output and both whole
 // caches are compared, and every cache row but the step's new ones must be what it was.
 // Tolerances:
 //   - one-token steps run flash_rope, which does rope_update_cache's arithmetic inside the
@@ -52,9 +52,6 @@ constexpr RopeReference kInterleaved = testing::kInterleavedRope;
 const RuntimeOptions kDefault{};
 const RuntimeOptions kSingleMax32{{"sdpa_decode_single_max", "32"}};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}};
-const RuntimeOptions kTouch{{"sdpa_decode_touch", "on"}};
-const RuntimeOptions kTouchThreeChunks{
-    {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_touch", "on"}};
 
 struct Case {
   const char* name;
@@ -76,9 +73,6 @@ const Case kCases[] = {
     {"G1_D128_F16Io_F32Cache_Norm", 1, 2, 2, 128, DType::f16, DType::f32, true, kQwen, kThreeChunks},
     {"G2_D64_Interleaved_F16Cache_Norm", 1, 4, 2, 64, DType::f32, DType::f16, true, kInterleaved, kSingleMax32},
     {"G4_D128_F16_Norm", 1, 4, 1, 128, DType::f16, DType::f16, true, kQwen, kDefault},
-    // sdpa_decode_touch (the first k and v words loaded before the prologue: no other change).
-    {"G4_D64_F16Cache_Touch", 1, 8, 2, 64, DType::f32, DType::f16, false, kLlama, kTouchThreeChunks},
-    {"G2_D128_F16_Norm_Touch", 1, 4, 2, 128, DType::f16, DType::f16, true, kQwen, kTouch},
 };
 
 bool f16_io(const Case& c) { return c.io == DType::f16; }

@@ -77,7 +77,6 @@ std::vector<LongCase> long_cases() {
   cases.push_back({"G4_D64_F16_SinglePass", 8, 2, 64, DType::f16, kSinglePass});
   cases.push_back({"G2_D128_F16_SinglePass", 4, 2, 128, DType::f16, kSinglePass});
   cases.push_back({"G1_D64_F32_SinglePass", 2, 2, 64, DType::f32, kSinglePass});
-  cases.push_back({"G4_D64_F16_Touch", 8, 2, 64, DType::f16, {{"sdpa_decode_touch", "on"}}});  // no other change
   return cases;
 }
 

@@ -71,12 +71,14 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
   // here: a lane group of 64 or 32 lanes, 16 or 32 columns per workgroup); quant_gemv_one_tile
   // then gives that workgroup one tile of all the columns (16 or 8 lanes per column group, each
   // walking 4 chunks of a row), and with 2 workgroups one tile each; quant_gemv_touch_next has
-  // each tile of a workgroup touch the next one's first weights.
+  // each tile of a workgroup touch the next one's first weights. "": the defaults (one halving of
+  // the lanes where that makes one tile, touch_next elsewhere).
   using Case = std::array<const char*, 5>;  // norm, stage, stage_wgs, one_tile, touch_next
   for (const Case& c :
        {Case{"on", "on", "256", "off", "off"}, Case{"on", "off", "256", "off", "off"}, Case{"off", "on", "256", "off", "off"},
         Case{"off", "off", "256", "off", "off"}, Case{"on", "on", "1", "off", "off"}, Case{"on", "on", "1", "on", "off"},
-        Case{"off", "on", "2", "on", "off"}, Case{"on", "on", "1", "off", "on"}, Case{"off", "on", "2", "off", "on"}}) {
+        Case{"off", "on", "2", "on", "off"}, Case{"on", "on", "1", "off", "on"}, Case{"off", "on", "2", "off", "on"},
+        Case{"on", "on", "1", "", ""}, Case{"off", "on", "2", "", ""}}) {
     const char *norm = c[0], *stage = c[1];
     {
       SCOPED_TRACE(std::string("norm ") + norm + ", stage " + stage + ", workgroups " + c[2] + ", one tile " + c[3] +
