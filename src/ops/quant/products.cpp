@@ -352,7 +352,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // the quant_gemv_tpc option, which sets the lanes itself.
   const std::string one_tile = option(ctx, "quant_gemv_one_tile");
   if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && one_tile != "off" && option(ctx, "quant_gemv_tpc").empty() &&
-      (one_tile == "on" || q4_tiles(tpc / 2) <= stage_wgs)) {
+      tpc > 1 && (one_tile == "on" || q4_tiles(tpc / 2) <= stage_wgs)) {
     while (tpc > 1 && q4_tiles(tpc) > stage_wgs) tpc /= 2;
   }
   const bool direct = f.direct(k);
