@@ -202,10 +202,14 @@ class Decoder {
     const Shape cache_shape{1, c_.num_kv_heads, max_seq_, d};
     const ValueId kc = b_.mutable_buffer(label(i, "k_cache"), cache_, cache_shape);
     const ValueId vc = b_.mutable_buffer(label(i, "v_cache"), cache_, cache_shape);
-    // Qwen3's q/k norms, rope on q and k, both cache updates and the attention: one node (one
-    // dispatch fewer per decode step than rope_update_cache and sdpa_with_kv_cache). Labelled as
-    // the attention, so that profiles group it with what sdpa_with_kv_cache was.
-    std::vector<ValueId> in{q, k, v, kc, vc, pos_};
+    const ValueId wo = matrix(layer_tensor(i, "self_attn.o_proj.weight"),
+                              {{layer_tensor(i, "self_attn.o_proj.weight"), c_.hidden_size, "hidden_size"}}, q_rows,
+                              "num_attention_heads * head_dim");
+    // Qwen3's q/k norms, rope on q and k, both cache updates, the attention and the output
+    // projection: one node (at a decode step two dispatches, pass 1 of the split attention and
+    // the projection merging its chunks, instead of rope_update_cache, sdpa_with_kv_cache's two
+    // and the projection's).
+    std::vector<ValueId> in{q, k, v, kc, vc, pos_, wo};
     graph::Attrs attrs = rope_attrs();
     if (c_.architecture == Architecture::Qwen3) {
       in.push_back(norm_weight(layer_tensor(i, "self_attn.q_norm.weight"), d, "head_dim"));
@@ -213,14 +217,10 @@ class Decoder {
       attrs.insert_or_assign("eps", c_.rms_norm_eps);
     }
     attrs.insert_or_assign("scale", 1.0 / std::sqrt(static_cast<double>(d)));  // Hugging Face: head_dim ** -0.5
-    const std::vector<ValueId> outs = b_.op("rope_sdpa_with_kv_cache", in, attrs, label(i, "attn.sdpa"));
+    const std::vector<ValueId> outs = b_.op("rope_sdpa_linear", in, attrs, label(i, "attn.sdpa_o_proj"));
     b_.mutate(kc, outs[1]);
     b_.mutate(vc, outs[2]);
-    const ValueId merged = b_.op1("reshape", {outs[0]}, {{"shape", Shape{1, seq_, q_rows}}});
-    const ValueId wo = matrix(layer_tensor(i, "self_attn.o_proj.weight"),
-                              {{layer_tensor(i, "self_attn.o_proj.weight"), c_.hidden_size, "hidden_size"}}, q_rows,
-                              "num_attention_heads * head_dim");
-    return b_.op1("linear", {merged, wo}, {}, label(i, "attn.o_proj"));
+    return outs[3];
   }
 
   ValueId mlp(int64_t i, const Normed& in, ValueId& residual) {

@@ -13,7 +13,8 @@ void register_linalg(runtime::KernelRegistry& registry);      // linalg/
 void register_quant(runtime::KernelRegistry& registry);
 void register_layout(runtime::KernelRegistry& registry);      // layout/
 void register_transformer(runtime::KernelRegistry& registry);  // transformer/: rope, swiglu, add_rms_norm
-// attention/: update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache
+// attention/: update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
+// rope_sdpa_linear
 void register_attention(runtime::KernelRegistry& registry);
 
 }  // namespace wgx::ops

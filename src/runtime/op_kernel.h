@@ -59,9 +59,9 @@ class NodeContext {
   NodeContext(const Program& program, uint32_t node_index);
   // The same node seen through `operands` (which must outlive this context): inputs and outputs
   // by the view's positions, everything else (attributes, label, scratch, options) the node's own.
-  // The map's indices count the node's own operands, even where `node` is a view itself.
-  NodeContext(const NodeContext& node, const OperandMap& operands)
-      : program_(node.program_), index_(node.index_), operands_(&operands) {}
+  // Where `node` is a view itself, the map's indices count that view's operands (a fused op runs
+  // a fused op's routes through a view, and those routes their own views): the two maps compose.
+  NodeContext(const NodeContext& node, const OperandMap& operands);
 
   const graph::Graph& graph() const;
   const graph::Node& node() const;
@@ -105,6 +105,7 @@ class NodeContext {
   const Program& program_;
   uint32_t index_;
   const OperandMap* operands_ = nullptr;
+  std::shared_ptr<const OperandMap> composed_;  // a view of a view, resolved to the node's operands
 };
 
 // The executable part of one node.

@@ -258,6 +258,19 @@ std::string human_bytes(uint64_t b) {
 // ---- NodeContext ------------------------------------------------------------------------------
 NodeContext::NodeContext(const Program& program, uint32_t node_index)
     : program_(program), index_(node_index) {}
+NodeContext::NodeContext(const NodeContext& node, const OperandMap& operands)
+    : program_(node.program_), index_(node.index_), operands_(&operands) {
+  if (!node.operands_) return;
+  auto resolve = [&node](const Operand& o) {
+    const Operand& outer = (o.output ? node.operands_->outputs : node.operands_->inputs).at(o.index);
+    return Operand{outer.output, outer.index, o.held ? o.held : outer.held};
+  };
+  auto map = std::make_shared<OperandMap>();
+  for (const Operand& o : operands.inputs) map->inputs.push_back(resolve(o));
+  for (const Operand& o : operands.outputs) map->outputs.push_back(resolve(o));
+  composed_ = std::move(map);
+  operands_ = composed_.get();
+}
 const Graph& NodeContext::graph() const { return program_.impl_->graph; }
 const graph::Node& NodeContext::node() const { return graph().nodes[index_]; }
 std::string NodeContext::label() const {

@@ -214,7 +214,7 @@ case "$case_name" in
     expect_out '"submits_per_decode_token": 1'
     expect_out '"profile": '
     # Rows per kind of node: the layer index starred, one row for the same node of every layer.
-    python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; n = [r["nodes"] for r in rows]; sys.exit("layers.*.attn.o_proj" not in n or len(n) != len(set((r["op"], r["route"], r["nodes"]) for r in rows)) or any("layers.0." in x for x in n))' \
+    python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; n = [r["nodes"] for r in rows]; sys.exit("layers.*.attn.sdpa_o_proj" not in n or len(n) != len(set((r["op"], r["route"], r["nodes"]) for r in rows)) or any("layers.0." in x for x in n))' \
       "$tmp/out" || fail "profile rows are not one per kind of node"
     # The steps timed whole as well (one timestamp pair per pass, not per dispatch).
     python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["profile"]; sys.exit(p is not None and not (p["decode"]["step_us"] > 0 and p["decode"]["queued_us"] > 0 and p["decode"]["step_runs"] == 24 and p["prefill"]["step_us"] > 0))' \

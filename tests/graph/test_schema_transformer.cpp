@@ -1,6 +1,6 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
 // add_rms_norm_linear_qkv/_swiglu, update_cache, rope_update_cache, sdpa_with_kv_cache,
-// rope_sdpa_with_kv_cache), good and bad, at Llama/Qwen-like and prime sizes.
+// rope_sdpa_with_kv_cache, rope_sdpa_linear), good and bad, at Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
 namespace wgx::graph::testing {
@@ -120,6 +120,23 @@ const std::vector<SchemaCase>& transformer_cases() {
       {"rope_sdpa_layout", "rope_sdpa_with_kv_cache",
        {f32({1, S, 16, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
        {{"layout", "sideways"}}, "!layout is \"sideways\""},
+      {"rope_sdpa_linear", "rope_sdpa_linear",
+       {f32({1, S, 32, 64}), f32({1, S, 8, 64}), f32({1, S, 8, 64}), f16({1, 8, 2048, 64}), f16({1, 8, 2048, 64}),
+        pos, q4({2048, 2048}, 32)},
+       {{"scaling", "llama3"}, {"theta", 500000.0}, {"scale", 0.125}},
+       "f32[1, seq_len, 2048], f16[1, 8, 2048, 64], f16[1, 8, 2048, 64], f32[1, seq_len, 2048]"},
+      {"rope_sdpa_linear_norm", "rope_sdpa_linear",
+       {f32({1, S, 16, 128}), f32({1, S, 8, 128}), f32({1, S, 8, 128}), f16({1, 8, 2048, 128}),
+        f16({1, 8, 2048, 128}), pos, q4({1024, 2048}, 32), f32({128}), f32({128})},
+       {{"eps", 1e-6}}, "f32[1, seq_len, 2048], f16[1, 8, 2048, 128], f16[1, 8, 2048, 128], f32[1, seq_len, 1024]"},
+      {"rope_sdpa_linear_k", "rope_sdpa_linear",
+       {f32({1, S, 16, 128}), f32({1, S, 8, 128}), f32({1, S, 8, 128}), f16({1, 8, 2048, 128}),
+        f16({1, 8, 2048, 128}), pos, q4({1024, 1024}, 32)},
+       {}, "!expects 1024"},
+      {"rope_sdpa_linear_one_norm", "rope_sdpa_linear",
+       {f32({1, S, 16, 128}), f32({1, S, 8, 128}), f32({1, S, 8, 128}), f32({1, 8, 2048, 128}), f32({1, 8, 2048, 128}),
+        pos, q4({1024, 2048}, 32), f32({128})},
+       {}, "!q_norm_weight and k_norm_weight come together"},
   };
   return cases;
 }

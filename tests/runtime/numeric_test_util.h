@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -54,6 +55,20 @@ std::vector<T> from_bytes(const std::vector<uint8_t>& bytes, size_t n) {
 }
 
 // x [m, k] @ w [n, k]^T + bias (empty: none) in double, row-major [m, n], and per element the
+// What the one-row q4 gemv's int8 staging (quant_gemv_x8) makes of a row of x, in double: each
+// 32-value chunk as round(x * 127 / max) (f32 arithmetic, ties to even) times max / 127 (the f32
+// dx).
+inline std::vector<double> int8_rounded(const std::vector<float>& x) {
+  std::vector<double> r(x.size());
+  for (size_t b = 0; b < x.size(); b += 32) {
+    float amax = 0;
+    for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::abs(x[i]));
+    const float inv = amax > 0 ? 127.f / amax : 0.f, dx = amax / 127.f;
+    for (size_t i = b; i < b + 32; ++i) r[i] = std::clamp(std::nearbyint(x[i] * inv), -127.f, 127.f) * double(dx);
+  }
+  return r;
+}
+
 // sum |x w| + |bias|: the magnitude within_dot_bound takes.
 struct DotReference {
   std::vector<double> values, magnitude;

@@ -15,6 +15,6 @@ void register_indexing(OpRegistry& r);    // slice, select
 void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear_qkv,
                                            // add_rms_norm_linear_qkv/_swiglu, update_cache,
                                            // rope_update_cache, sdpa_with_kv_cache,
-                                           // rope_sdpa_with_kv_cache
+                                           // rope_sdpa_with_kv_cache, rope_sdpa_linear
 
 }  // namespace wgx::graph::schemas

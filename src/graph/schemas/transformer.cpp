@@ -308,6 +308,42 @@ OpSchema rope_sdpa_with_kv_cache() {
   return s;
 }
 
+// rope_sdpa_linear(q, k, v, k_cache, v_cache, input_pos, weight [, q_norm_weight, k_norm_weight])
+// -> (attn [B, S, Hq * D], k_cache', v_cache', out [B, S, N]): rope_sdpa_with_kv_cache (the
+// inputs but the weight, the attributes) with its output's heads merged (attn), then
+// linear(attn, weight) (out): a layer's attention and its output projection as one op, so that a
+// one-token step can merge the split attention's partial results inside the projection instead
+// of a pass of its own. attn is a result as well (the attention output as the separate ops give
+// it), and the caches are written back with mutations as rope_sdpa_with_kv_cache's are.
+OpSchema rope_sdpa_linear(const OpSchema& attention, const OpSchema& linear) {
+  OpSchema s;
+  s.name = "rope_sdpa_linear";
+  s.inputs = attention.inputs;
+  s.inputs.insert(s.inputs.begin() + 6, linear.inputs[1]);
+  s.num_outputs = 4;
+  s.attrs = attention.attrs;
+  s.infer = [sdpa = attention.infer, product = linear.infer](const InferContext& ctx) {
+    std::vector<const Value*> inner;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      if (i != 6) inner.push_back(&ctx.value(i));
+    }
+    InferResult r = sdpa(InferContext(inner, ctx.attrs(), ctx.syms()));
+    if (!r.ok()) return r;
+    const Shape& q = ctx.shape(0);
+    if (!q[3].is_const()) return InferResult::fail("head_dim must be a constant");
+    Value attn;
+    attn.type.dtype = r.outputs[0].dtype;
+    attn.type.shape = {q[0], q[1], Dim(q[2].value() * q[3].value())};
+    const std::vector<const Value*> product_inputs{&attn, &ctx.value(6)};
+    InferResult out = product(InferContext(product_inputs, {}, ctx.syms()));
+    if (!out.ok()) return out;
+    r.outputs[0] = attn.type;
+    r.outputs.push_back(out.outputs[0]);
+    return r;
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_transformer(OpRegistry& r) {
@@ -322,6 +358,8 @@ void register_transformer(OpRegistry& r) {
   r.add(rope_update_cache());
   r.add(sdpa_with_kv_cache());
   r.add(rope_sdpa_with_kv_cache());
+  // nn's linear is registered before this family.
+  r.add(rope_sdpa_linear(rope_sdpa_with_kv_cache(), *r.find("linear")));
 }
 
 }  // namespace wgx::graph::schemas

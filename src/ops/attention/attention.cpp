@@ -1,13 +1,16 @@
 // The attention family: update_cache (in place on the cache), rope_update_cache (the optional
 // q/k norm, rope and both cache updates in one dispatch, in place on both caches),
-// sdpa_with_kv_cache, and rope_sdpa_with_kv_cache (rope_update_cache then sdpa_with_kv_cache as
-// one node: rope_sdpa.cpp). sdpa's routes, in preference order:
+// sdpa_with_kv_cache, rope_sdpa_with_kv_cache (rope_update_cache then sdpa_with_kv_cache as
+// one node: rope_sdpa.cpp) and rope_sdpa_linear (that and the output projection as one node:
+// rope_sdpa_linear.cpp). sdpa's routes, in preference order:
 //   flash_decoding      S == 1 at build time: split-K over the cache, then a combine pass (one
 //                       pass while input_pos + 1 <= runtime option sdpa_decode_single_max)
 //   k16_streaming_q32   head_dim 64 or 128, runtime option sdpa_query_tile = "32"
 //   k16_streaming_q16   head_dim 64 or 128 (the default tile; also where a refused Q32 lands)
 //   materialized        anything else: any head_dim, any S
 // Each guard is exact (geometry, storages, device limits, workgroup counts) and says why not.
+#include <stdexcept>
+
 #include "ops/attention/attention.h"
 #include "ops/families.h"
 
@@ -31,6 +34,12 @@ void register_attention(runtime::KernelRegistry& registry) {
   for (runtime::Route& sdpa : attention::sdpa_routes()) {
     fused.push_back(attention::rope_then_sdpa_route(std::move(sdpa)));
   }
+  // The attention and its output projection: linear's routes (linalg's and quant's, registered
+  // before this family) run the projection.
+  const runtime::OpKernels* linear = registry.find("linear");
+  if (!linear) throw std::logic_error("rope_sdpa_linear needs linear's routes registered first");
+  registry.add({"rope_sdpa_linear", attention::rope_sdpa_linear_routes(fused, linear->routes), false,
+                attention::rope_update_cache_in_place()});
   registry.add({"rope_sdpa_with_kv_cache", std::move(fused), false, attention::rope_update_cache_in_place()});
 }
 

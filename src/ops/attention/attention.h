@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/kernel.h"
+#include "ops/quant/merged_gemv.h"
 #include "runtime/op_kernel.h"
 #include "shaders/shader_variant.h"
 
@@ -30,6 +31,14 @@ std::string variant_wgsl(const shaders::ShaderVariant& variant);
 std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant);
 // The pipeline of a generated attention variant, by name.
 const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant);
+
+// The runtime option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent,
+// nullopt when it is malformed or out of range (a guard declines its route then).
+std::optional<uint32_t> count_option(const runtime::NodeContext& ctx, std::string_view name, uint32_t fallback,
+                                     uint32_t lo, uint32_t hi);
+// The runtime option `name` as "on" or "off"; `fallback` when it is absent, nullopt for any
+// other value.
+std::optional<bool> on_off_option(const runtime::NodeContext& ctx, std::string_view name, bool fallback);
 
 // "" when input `i` (input_pos) is a SymInt or a constant; a tensor position is not supported.
 std::string position_guard(const runtime::NodeContext& ctx, size_t i);
@@ -102,8 +111,21 @@ runtime::OperandMap sdpa_operands(std::optional<runtime::TensorRef> rotated_q = 
 // At S == 1, "rope_flash_decoding" (sdpa_flash.cpp): flash_decoding's kernels rotating q and
 // writing the new rows themselves (flash_rope); one dispatch fewer than the two ops.
 runtime::Route rope_flash_decoding_route();
+// rope_flash_decoding's passes, for a consumer that merges the chunks itself at steps of at most
+// `fold_max` chunks (`partials` says where they lie and how many there are: 0 where pass 1 ran
+// as a single pass, up to one tile of rows, or pass 2 ran), on a node that passes its guard; and
+// the chunk slots per query head it leaves (for that guard: sdpa_decode_chunks).
+std::unique_ptr<runtime::NodeExec> rope_flash_split(const runtime::NodeContext& ctx, quant::SplitPartials& partials,
+                                                    uint32_t fold_max);
+uint32_t rope_flash_slots(const runtime::NodeContext& ctx);
 // For any S: rope_update_cache's dispatch, then `sdpa` (a route of sdpa_with_kv_cache) over its
 // results, named "rope_update_cache+<sdpa's name>".
 runtime::Route rope_then_sdpa_route(runtime::Route sdpa);
+// rope_sdpa_linear (rope_sdpa_linear.cpp): at S == 1 with a q4 projection that can merge the
+// chunks, "rope_flash_decoding+merged_q4_gemv"; otherwise each of `attention` (the routes of
+// rope_sdpa_with_kv_cache) followed by the first of `linear` (linear's routes) that takes the
+// projection, named "<attention's name>+linear".
+std::vector<runtime::Route> rope_sdpa_linear_routes(const std::vector<runtime::Route>& attention,
+                                                    const std::vector<runtime::Route>& linear);
 
 }  // namespace wgx::ops::attention

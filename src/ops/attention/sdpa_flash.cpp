@@ -63,30 +63,16 @@ uint32_t default_single_max(uint32_t dim) {
 }
 constexpr uint32_t kMaxSingleOption = 1u << 20;
 
-// The option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent, nullopt
-// when it is malformed or out of range (the guard declines the route then).
-std::optional<uint32_t> count_option(const NodeContext& ctx, std::string_view name, uint32_t fallback, uint32_t lo,
-                                     uint32_t hi) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  const std::string& v = it->second;
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const unsigned long n = std::stoul(v);
-  if (n < lo || n > hi) return std::nullopt;
-  return static_cast<uint32_t>(n);
-}
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
 }
-std::optional<uint32_t> single_option(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_single_max", default_single_max(geometry_max(ctx).dim), 0, kMaxSingleOption);
-}
-// The option `name` as "on" or "off"; `fallback` when it is absent, nullopt for any other value.
-std::optional<bool> on_off_option(const NodeContext& ctx, std::string_view name, bool fallback) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  if (it->second == "on" || it->second == "off") return it->second == "on";
-  return std::nullopt;
+// `fold`: rope_sdpa_linear's pass 1, whose split steps cost one dispatch less (the projection
+// merges the chunks): a single pass pays only up to one tile there (on the H200, Llama-3.2-1B's
+// step at 41-56 visible rows 860 us single, 874 split; at 81-96, 900 single, 873 split; Qwen3's
+// at 21-36 and 41-56 single by 1-2%: PERFORMANCE.md, 2026-11-30).
+std::optional<uint32_t> single_option(const NodeContext& ctx, bool fold = false) {
+  return count_option(ctx, "sdpa_decode_single_max", fold ? kRowsPerTile : default_single_max(geometry_max(ctx).dim), 0,
+                      kMaxSingleOption);
 }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
@@ -163,14 +149,17 @@ struct NewRows {
 };
 
 // `ctx` shows sdpa_with_kv_cache's operands (a view, for rope_sdpa_with_kv_cache); with `rope`,
-// the flash_rope kernel, which rotates q and writes the new rows first.
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope) {
+// the flash_rope kernel, which rotates q and writes the new rows first. With `fold`, pass 2 is
+// left to whoever consumes the partials (rope_sdpa_linear's projection) at steps of at most
+// `fold_max` chunks: `fold` gets where they lie, and each resize sets the step's chunk count
+// there, 0 where pass 1 or 2 wrote out (a single pass, or more chunks: pass 2 then runs).
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope,
+                                         quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx));
-  const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
-  const uint32_t single_max = single_option(ctx).value();
+  const uint32_t single_max = single_option(ctx, fold != nullptr).value();
   const PartLayout layout = part_layout(ctx, max, limit);
   const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
   const gpu::BufferBinding stats{part.buffer, part.offset, layout.stats_bytes};
@@ -191,11 +180,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
             rope->table.norm_words,
             0};
   }
+  std::shared_ptr<uint32_t> chunks_now;
+  if (fold) {
+    chunks_now = std::make_shared<uint32_t>(0);
+    *fold = {stats, acc, ctx.output(0).binding(), slots_per_head, max.dim, chunks_now};
+  }
   // Both passes resize from the same plan (input_pos changed, or the shape class did).
   auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
     const Plan p = plan_for(pos + 1, limit, single_max);
+    if (chunks_now) *chunks_now = p.single || p.chunks.count > fold_max ? 0 : p.chunks.count;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
                 p.chunks.count, slots_per_head, scale, p.single ? 1u : 0u};
@@ -203,21 +198,23 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     l.workgroups = uint64_t{g.batch} * g.hkv * p.chunks.count * g.seq;  // no work when S is 0
     return l;
   };
-  auto update_combine = [=](const NodeContext& c) {
+  auto update_combine = [=, folding = fold != nullptr](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max);
+    const bool merged = folding && p.chunks.count <= fold_max;  // by the consumer
     const uint32_t rows = g.batch * g.seq * g.hq;
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;
     l.params = {rows, g.dim / 2, p.chunks.count, slots_per_head, lanes, 0, 0, 0};
     // A single pass wrote the output already: no workgroups, so this step records nothing.
-    l.workgroups = p.single ? 0 : rows;
+    l.workgroups = p.single || merged ? 0 : rows;
     return l;
   };
   std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
                                                 ctx.input(2).binding(), part, ctx.output(0).binding()};
   if (rope) split_buffers.insert(split_buffers.end(), {rope->k, rope->v, {table.get(), 0, 0}});
   steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
+  const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   steps->add(std::make_unique<DispatchExec>(
       ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 8, update_combine));
   return steps;
@@ -235,7 +232,7 @@ std::string rope_guard(const NodeContext& ctx) {
   return guard(NodeContext(ctx, sdpa));
 }
 
-std::unique_ptr<runtime::NodeExec> rope_build(const NodeContext& ctx) {
+std::unique_ptr<runtime::NodeExec> rope_build(const NodeContext& ctx, quant::SplitPartials* fold, uint32_t fold_max) {
   NewRows rows;
   rows.k = ctx.input(1).binding();
   rows.v = ctx.input(2).binding();
@@ -243,7 +240,9 @@ std::unique_ptr<runtime::NodeExec> rope_build(const NodeContext& ctx) {
   rows.rotate_half = ctx.attr("layout").as_string() == "rotate_half";
   rows.eps = static_cast<float>(ctx.attr("eps").as_float());
   rows.inv_n = static_cast<float>(1.0 / static_cast<double>(ctx.input_max_shape(0)[3]));
-  auto passes = build_viewed([&rows](const NodeContext& sdpa) { return build(sdpa, &rows); }, ctx, sdpa_operands());
+  auto passes =
+      build_viewed([&rows, fold, fold_max](const NodeContext& sdpa) { return build(sdpa, &rows, fold, fold_max); }, ctx,
+                   sdpa_operands());
   return std::make_unique<CacheUpdateExec>(ctx, rope_update_cache_in_place(), std::move(passes));
 }
 
@@ -253,6 +252,19 @@ runtime::Route flash_decoding_route() {
   return {"flash_decoding", guard, [](const NodeContext& ctx) { return build(ctx, nullptr); }};
 }
 
-runtime::Route rope_flash_decoding_route() { return {"rope_flash_decoding", rope_guard, rope_build}; }
+runtime::Route rope_flash_decoding_route() {
+  return {"rope_flash_decoding", rope_guard, [](const NodeContext& ctx) { return rope_build(ctx, nullptr, 0); }};
+}
+
+std::unique_ptr<runtime::NodeExec> rope_flash_split(const NodeContext& ctx, quant::SplitPartials& partials,
+                                                    uint32_t fold_max) {
+  return rope_build(ctx, &partials, fold_max);
+}
+
+uint32_t rope_flash_slots(const NodeContext& ctx) {
+  const runtime::OperandMap sdpa = sdpa_operands();
+  const NodeContext view(ctx, sdpa);
+  return max_chunks(geometry_max(view), chunk_option(view).value());
+}
 
 }  // namespace wgx::ops::attention

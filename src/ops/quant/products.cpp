@@ -40,6 +40,7 @@
 #include <bit>
 
 #include "ops/common.h"
+#include "ops/quant/merged_gemv.h"
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
 #include "shaders/quant_shaders.h"
@@ -57,7 +58,7 @@ constexpr uint64_t kTile = 64;       // BM = BN in tiled.wgsl
 constexpr uint64_t kWorkgroup = 256;
 constexpr uint64_t kSubgroupWorkgroup = 64;  // q4_gemv's sg variant
 constexpr size_t kParamWords = 12;
-constexpr size_t kQ4GemvParamWords = 16;
+constexpr size_t kQ4GemvParamWords = 20;
 // Workgroups per row of x for q4_gemv's staged variants (each stages x once, then takes every
 // G-th column tile): the quant_gemv_stage_wgs option, else this (measured on the H200,
 // PERFORMANCE.md).
@@ -75,9 +76,12 @@ Op op_of(const std::string& product) {
   return product == "linear_qkv" ? Op::Qkv : product == "linear_swiglu" ? Op::Swiglu : Op::Linear;
 }
 
-// How q4_gemv's one-row variant reads x: where it lies, staged in workgroup memory, or staged
-// after the add_rms_norm prologue.
-enum class Stage { None, Staged, Norm };
+// How q4_gemv's one-row variant reads x: where it lies, staged in workgroup memory, staged
+// after the add_rms_norm prologue, or merged from flash decoding's chunks (merged_gemv.h).
+enum class Stage { None, Staged, Norm, Comb };
+// stage_comb_i8's workgroup arrays: a weight per (query head, chunk), a sum per head.
+constexpr uint64_t kCombWeights = 1024;  // COMB_WEIGHTS
+constexpr uint64_t kCombHeads = 128;     // COMB_HEADS
 
 enum class Kernel { Q4Gemv, DenseGemv, Bk64, Bk32 };
 
@@ -242,7 +246,8 @@ bool x8(const NodeContext& ctx, const Facts& f) {
 // or K bytes and a scale and sum per 32), the reduction's memory, and the prologue's sums of
 // squares.
 uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
-  return (int8 ? f.k + f.k / 4 + 8 * kWorkgroup : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0);
+  return (int8 ? f.k + f.k / 4 + 8 * kWorkgroup : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0) +
+         (stage == Stage::Comb ? 4 * (kCombWeights + kCombHeads) : 0);
 }
 
 uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {
@@ -276,7 +281,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
   if (k == Kernel::Q4Gemv) {
     name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
     if (stage != Stage::None) {
-      name += stage == Stage::Norm ? ".norm" : ".xs";
+      name += stage == Stage::Norm ? ".norm" : stage == Stage::Comb ? ".comb" : ".xs";
       if (x8(ctx, f)) {
         name += ".i8";
         constants.emplace_back("XQ", static_cast<double>(f.k / 16));
@@ -293,7 +298,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
     b.push_back(i + 3 < info(k).buffers ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
   }
-  if (stage == Stage::Norm) {
+  if (stage == Stage::Norm || stage == Stage::Comb) {
     b.insert(b.end(), {gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   }
   return product_kernel(ctx, name, b, "params.n", std::move(constants));
@@ -330,10 +335,11 @@ class Exec : public Steps {
   bool use_gemv_ = false, one_row_ = false;
 };
 
-// `rows`: rows of x per workgroup (q4_gemv: 1 or 4; dense_gemv: 4; tiled: 64).
+// `rows`: rows of x per workgroup (q4_gemv: 1 or 4; dense_gemv: 4; tiled: 64); `comb`: the
+// partial results Stage::Comb merges.
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
                                       const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
-                                      Stage stage = Stage::None) {
+                                      Stage stage = Stage::None, const SplitPartials* comb = nullptr) {
   const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx);
   uint32_t tpc = lanes(ctx, f, sg);
   // Invocations per workgroup: q4_gemv's plain sg variant has fewer (more workgroups).
@@ -373,7 +379,10 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   const bool touch_next = k == Kernel::Q4Gemv && stage != Stage::None && !sg && !touch &&
                           option(ctx, "quant_gemv_touch_next") != "off";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
-  auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs](const NodeContext& c) {
+  std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
+  const uint32_t slots = comb ? comb->slots : 0, head_dim = comb ? comb->head_dim : 0;
+  auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs, chunks, slots,
+                 head_dim](const NodeContext& c) {
     const uint64_t m = rows_now(c);
     const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * wg_size / tpc
                           : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
@@ -384,7 +393,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     DispatchExec::Launch l;
     l.params = {u32(m),       u32(f.n),          u32(f.k),       flags,  u32(split0), u32(split1),
                 u32(tiles_n), tpc,               f.q4p.scale_base, f.q4p.group_shift, f.q4p.groups, eps};
-    if (k == Kernel::Q4Gemv) l.params.insert(l.params.end(), {u32(per_row), 0, 0, 0});
+    if (k == Kernel::Q4Gemv) {
+      l.params.insert(l.params.end(), {u32(per_row), 0, 0, 0, chunks ? *chunks : 0, slots, head_dim, 0});
+    }
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
@@ -502,6 +513,36 @@ std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx) {
 
 std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, gpu::BufferBinding* x) {
   return build(ctx, op_of(operands_of(ctx).product), Kernel::Q4Gemv, x);
+}
+
+std::string merged_gemv_guard(const NodeContext& ctx, uint32_t heads, uint32_t head_dim, uint32_t chunks) {
+  if (auto why = check_node(ctx, true); !why.empty()) return why;
+  const Facts f = facts_of(ctx, Op::Linear);
+  if (f.f16) return "x is f16 (the merged x is staged from f32)";
+  if (f.bias) return "the projection has a bias";
+  if (!x8(ctx, f)) return "K = " + std::to_string(f.k) + " is staged in f32, not int8 (quant_gemv_x8)";
+  if (head_dim == 0 || head_dim % 8 != 0) return "head_dim " + std::to_string(head_dim) + " is not a multiple of 8";
+  if (uint64_t{heads} * head_dim != f.k) return "K = " + std::to_string(f.k) + " is not heads * head_dim";
+  if (heads > kCombHeads || uint64_t{heads} * chunks > kCombWeights) {
+    return std::to_string(heads) + " heads of up to " + std::to_string(chunks) + " chunks are more than " +
+           std::to_string(kCombWeights) + " weights (or " + std::to_string(kCombHeads) + " heads)";
+  }
+  if (q4_gemv_sg(ctx)) return "quant_gemv_reduce is sg";
+  return check_limits(ctx, info(Kernel::Q4Gemv).buffers + 3, stage_storage(f, Stage::Comb, true));
+}
+
+std::unique_ptr<runtime::NodeExec> merged_gemv(const NodeContext& ctx, const SplitPartials& partials) {
+  const Facts f = facts_of(ctx, Op::Linear);
+  auto exec = std::make_unique<Steps>();
+  const gpu::BufferBinding w = ctx.input(f.ops.weight).binding();
+  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  // x is not read (the weight stands in for it: a read-only binding of no consequence).
+  exec->add(product(ctx, Kernel::Q4Gemv, f,
+                    {nibbles, nibbles, w, exec->own(ctx, 4, "no bias"), ctx.output(0).binding(),
+                     exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output"), partials.stats, partials.acc,
+                     partials.attn},
+                    1, Stage::Comb, &partials));
+  return exec;
 }
 
 std::vector<runtime::Route> product_routes(const std::string& op_name) {

@@ -26,6 +26,10 @@ struct Params {
   pad0: u32,
   pad1: u32,
   pad2: u32,         // always 0 (keep reads it)
+  chunks: u32,       // comb: flash decoding's chunks this step
+  slots: u32,        // comb: chunk slots per query head in Stats and Acc
+  head_dim: u32,     // comb: D (x is K / D heads of D)
+  pad3: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> X: array<vec4<u32>>;

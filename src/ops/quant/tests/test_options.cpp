@@ -105,19 +105,6 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
   }
 }
 
-// What quant_gemv_x8 makes of a row of x, in double: each 32-value chunk as round(x * 127 / max)
-// (f32 arithmetic, ties to even) times max / 127 (the f32 dx).
-std::vector<double> int8_rounded(const std::vector<float>& x) {
-  std::vector<double> r(x.size());
-  for (size_t b = 0; b < x.size(); b += 32) {
-    float amax = 0;
-    for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::abs(x[i]));
-    const float inv = amax > 0 ? 127.f / amax : 0.f, dx = amax / 127.f;
-    for (size_t i = b; i < b + 32; ++i) r[i] = std::clamp(std::nearbyint(x[i] * inv), -127.f, 127.f) * double(dx);
-  }
-  return r;
-}
-
 TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
   // quant_gemv_x8 on: every one-row q4 product stages x in int8 (one scale per 32 values) and
   // sums with dot4I8Packed; the results stay within the f32 bound plus x's rounding (ProductSpec
@@ -162,7 +149,7 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
     // Where K is short the f32 bound is far below the rounding's effect, and x rounded as the
     // kernel should round it gives the product within that bound (rounding down instead, say,
     // would not).
-    const std::vector<double> xr = int8_rounded(p.x("short").values);
+    const std::vector<double> xr = testing::int8_rounded(p.x("short").values);
     testing::Reference want;
     const std::vector<float>& w = p.weight("short").values;
     for (int64_t j = 0; j < 113; ++j) {
@@ -330,7 +317,7 @@ TEST(QuantOptions, GemmRoundsXToInt8UnlessTurnedOff) {
       const testing::Reference plain = testing::linear_dots(x, s.m, 64, p.weight(s.name).values, s.n, p.bias(s.name).values);
       EXPECT_EQ(testing::within_bound(got, plain, 64, s.x == f16), !x8) << s.name;
       if (!x8) continue;
-      const std::vector<double> xr = int8_rounded(x);
+      const std::vector<double> xr = testing::int8_rounded(x);
       testing::Reference want;
       const std::vector<float>& w = p.weight(s.name).values;
       for (int64_t r = 0; r < s.m; ++r) {
