@@ -6,7 +6,7 @@
 // attn and the weight in and out out.
 //   rope_flash_decoding+merged_q4_gemv   S == 1 at build time, a q4 projection of f32 x staged in
 //                          int8: flash decoding's pass 1, then, where it ran split over at most
-//                          kFoldChunks chunks of the cache (the runtime option
+//                          kFoldChunks (20) chunks of the cache (the runtime option
 //                          sdpa_decode_fold_chunks; 0 declines the route), the projection merging
 //                          the chunks' partial results itself (quant/merged_gemv.h: its first
 //                          workgroup writes attn) instead of the combine pass and a projection of
@@ -31,12 +31,13 @@ using runtime::OperandMap;
 
 constexpr size_t kWeight = 6;
 // The chunks up to which the projection merges them. Every workgroup of the projection merges
-// all of x, reading each chunk's accumulators, so the saving of the combine pass shrinks with
-// the chunks. Decode step on the H200, merged against pass 2 (PERFORMANCE.md, 2026-11-30):
-// Llama-3.2-1B at 9 / 12 / 16 / 20 / 32 chunks 895 / 908 / 923 / 965 / 1,063 us against
-// 918 / 918 / 914 / 929 / 926; Qwen3-0.6B 1,142 / 1,157 / 1,173 / 1,248 / 1,324 against
-// 1,210 / 1,216 / 1,220 / 1,230 / 1,242.
-constexpr uint32_t kFoldChunks = 12;
+// all of x (each chunk's stats into workgroup memory once, then four chunks' accumulators in
+// flight at a time), so the saving of the combine pass shrinks with the chunks. Decode step on
+// the H200, merged against pass 2 (PERFORMANCE.md, 2026-11-30): Llama-3.2-1B at 16 / 20 / 32
+// chunks (256, 320 and 512 visible rows) 899 / 913 / 984 us against 924 / 928 / 929, at 32
+// chunks of 128 rows 1,022 against 1,008; Qwen3-0.6B 1,174 / 1,175 / 1,255 against 1,214 /
+// 1,226 / 1,236, and 1,401 against 1,415.
+constexpr uint32_t kFoldChunks = 20;
 constexpr uint32_t kFoldChunksOption = 1024;
 std::optional<uint32_t> fold_chunks(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_fold_chunks", kFoldChunks, 0, kFoldChunksOption);

@@ -79,7 +79,7 @@ Op op_of(const std::string& product) {
 // How q4_gemv's one-row variant reads x: where it lies, staged in workgroup memory, staged
 // after the add_rms_norm prologue, or merged from flash decoding's chunks (merged_gemv.h).
 enum class Stage { None, Staged, Norm, Comb };
-// stage_comb_i8's workgroup arrays: a weight per (query head, chunk), a sum per head.
+// stage_comb_i8's workgroup arrays: a weight and a sum per (query head, chunk), a sum per head.
 constexpr uint64_t kCombWeights = 1024;  // COMB_WEIGHTS
 constexpr uint64_t kCombHeads = 128;     // COMB_HEADS
 
@@ -247,7 +247,7 @@ bool x8(const NodeContext& ctx, const Facts& f) {
 // squares.
 uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
   return (int8 ? f.k + f.k / 4 + 8 * kWorkgroup : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0) +
-         (stage == Stage::Comb ? 4 * (kCombWeights + kCombHeads) : 0);
+         (stage == Stage::Comb ? 4 * (2 * kCombWeights + kCombHeads) : 0);
 }
 
 uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {

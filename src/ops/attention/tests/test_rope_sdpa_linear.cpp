@@ -3,7 +3,7 @@
 // (one-token steps at 1, 5, 64, 129 and 300 visible rows, prefill chunks between them), a q4
 // projection (group 32, f32 scales) of f32 activations, f32 and f16 caches, with and without
 // Qwen3's q/k norm, the default single-pass threshold, none, and at most 3 chunks.
-//   - Prefill steps, single-pass steps and split steps of more than 12 chunks (whose projection
+//   - Prefill steps, single-pass steps and split steps of more chunks than the bound (whose projection
 //     does not merge them: pass 2 does) run the separate nodes' kernels: attn, out and the caches
 //     bit for bit.
 //   - Other split steps merge the chunks inside the projection: attn (what its first workgroup wrote)
@@ -11,9 +11,9 @@
 //     within the f32 dot bound of a double reference of the product over attn rounded to int8
 //     as the kernel rounds it (so the projection is checked against what it was given, not
 //     against another kernel; the caches as the separate nodes' bit for bit.
-// Which path a step takes follows sdpa_flash.cpp's plan (split_plan below). The default
-// schedule's one-token steps take all three: 1, 5 and 64 visible rows single (one tile), 129 rows
-// 9 chunks (merged), 300 rows 19 chunks (pass 2). Routes: one-token steps take
+// Which path a step takes follows sdpa_flash.cpp's plan (split_plan below): by default 1, 5 and
+// 64 visible rows single (one tile), 129 and 300 rows in 9 and 19 chunks merged (the bound is
+// 20), and with the bound at 4 those two through pass 2. Routes: one-token steps take
 // rope_flash_decoding+merged_q4_gemv and record two dispatches at merged steps, where the
 // separate nodes record three (controls: those nodes, and sdpa_decode_fold_chunks = 0 on the
 // same node, which record three with the same results); activations in f16 take the composite
@@ -39,7 +39,7 @@ using testing::Step;
 
 constexpr int64_t kMaxSeq = 304, kMaxNew = 64, kN = 96;
 constexpr uint32_t kGroup = 32;
-constexpr int64_t kFoldChunks = 12, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64;  // sdpa_flash.cpp's defaults
+constexpr int64_t kFoldChunks = 20, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64;  // sdpa_flash.cpp's defaults
 constexpr double kEps = 1e-6;
 // Tokens per step: one-token steps at input_pos 0, 4, 63, 128 and 299, prefill chunks between.
 const std::vector<int64_t> kLengths = {1, 3, 1, 58, 1, 64, 1, 64, 64, 42, 1};
@@ -51,16 +51,20 @@ struct Case {
   bool norm;
   RopeReference rope;
   RuntimeOptions options;
+  const char* paths;  // the one-token paths the schedule must take: s(ingle), m(erged), p(ass 2)
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const Case kCases[] = {
-    {"G4_D64_F16Cache_Llama", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope, {}},
+    {"G4_D64_F16Cache_Llama", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope, {}, "sm"},
     {"G2_D128_Norm_Qwen3_SingleMax32", 4, 2, 128, DType::f32, DType::f16, true, testing::kQwenRope,
-     {{"sdpa_decode_single_max", "32"}}},
+     {{"sdpa_decode_single_max", "32"}}, "sm"},
     {"G4_D64_F32Cache_ThreeChunks", 8, 2, 64, DType::f32, DType::f32, false, testing::kLlamaRope,
-     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}}},
-    {"G1_D64_F16Io_Composite", 2, 2, 64, DType::f16, DType::f16, false, testing::kLlamaRope, {}},
+     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}}, "m"},
+    {"G1_D64_F16Io_Composite", 2, 2, 64, DType::f16, DType::f16, false, testing::kLlamaRope, {}, ""},
+    // Split steps of more than 4 chunks (129 and 300 rows: 9 and 19) through pass 2.
+    {"G4_D64_F16Cache_FoldUpTo4", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope,
+     {{"sdpa_decode_fold_chunks", "4"}}, "sp"},
 };
 
 AttnConfig config(const Case& c) {
@@ -151,15 +155,17 @@ testing::DotReference projection_of(const std::vector<float>& attn, const Weight
   return r;
 }
 
+// A count option of the case, or `fallback`.
+int64_t option(const Case& c, const char* name, int64_t fallback) {
+  const auto it = c.options.find(name);
+  return it == c.options.end() ? fallback : std::stoll(it->second);
+}
+
 // The chunks a one-token step of the folded route at `visible` rows runs split over (0: a single
 // pass), as sdpa_flash.cpp's plan_for makes them under the case's options.
 int64_t split_plan(const Case& c, int64_t visible) {
-  auto option = [&c](const char* name, int64_t fallback) {
-    const auto it = c.options.find(name);
-    return it == c.options.end() ? fallback : std::stoll(it->second);
-  };
-  if (visible <= option("sdpa_decode_single_max", kOneTile)) return 0;
-  const int64_t limit = option("sdpa_decode_chunks", kMaxChunks);
+  if (visible <= option(c, "sdpa_decode_single_max", kOneTile)) return 0;
+  const int64_t limit = option(c, "sdpa_decode_chunks", kMaxChunks);
   const int64_t per_chunk = (visible + limit - 1) / limit;
   const int64_t rows = std::max(kMinChunk, (per_chunk + kMinChunk - 1) / kMinChunk * kMinChunk);
   return (visible + rows - 1) / rows;
@@ -180,7 +186,7 @@ TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
   EXPECT_EQ(route.route, testing::route_of(*separate, "attn").route + "+linear");
   EXPECT_EQ(fused->mutation_copies(), 0u) << "both caches should be updated where they lie";
 
-  size_t merged_steps = 0;
+  std::string taken;  // the paths the one-token steps took
   for (const Step& st : testing::make_steps(a, kLengths, 100)) {
     SCOPED_TRACE("input_pos " + std::to_string(st.pos) + ", S " + std::to_string(st.seq));
     testing::run_step(*fused, a, st);
@@ -189,12 +195,13 @@ TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
     EXPECT_EQ(fused->read_state_f32("k_cache"), separate->read_state_f32("k_cache"));
     EXPECT_EQ(fused->read_state_f32("v_cache"), separate->read_state_f32("v_cache"));
     const int64_t chunks = st.seq == 1 ? split_plan(c, st.pos + 1) : 0;
-    if (!merged || chunks == 0 || chunks > kFoldChunks) {
+    const bool pass2 = chunks > option(c, "sdpa_decode_fold_chunks", kFoldChunks);
+    if (st.seq == 1 && merged) taken += chunks == 0 ? 's' : pass2 ? 'p' : 'm';
+    if (!merged || chunks == 0 || pass2) {
       EXPECT_EQ(attn, separate->read_f32("attn"));
       EXPECT_EQ(fused->read_f32("out"), separate->read_f32("out"));
       EXPECT_EQ(fused->dispatches_per_execute(), separate->dispatches_per_execute());
     } else {
-      ++merged_steps;
       EXPECT_TRUE(testing::close(attn, separate->read_f32("attn"))) << "attn";
       EXPECT_TRUE(testing::within_dot_bound(fused->read_f32("out"), projection_of(attn, w).values,
                                             projection_of(attn, w).magnitude, c.hq * c.dim + 2, false))
@@ -203,8 +210,8 @@ TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
     }
     if (::testing::Test::HasFailure()) return;
   }
-  if (merged) {
-    EXPECT_GT(merged_steps, 0u) << "no step merged the chunks in the projection";
+  for (const char* p = c.paths; *p; ++p) {
+    EXPECT_NE(taken.find(*p), std::string::npos) << "no one-token step took path " << *p << " (took " << taken << ")";
   }
 }
 
