@@ -185,12 +185,16 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     chunks_now = std::make_shared<uint32_t>(0);
     *fold = {stats, acc, ctx.output(0).binding(), slots_per_head, max.dim, chunks_now};
   }
+  // Whether the consumer merges this step's chunks (so pass 2 does not run).
+  auto merged = [folding = fold != nullptr, fold_max](const Plan& p) {
+    return folding && !p.single && p.chunks.count <= fold_max;
+  };
   // Both passes resize from the same plan (input_pos changed, or the shape class did).
   auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
     const Plan p = plan_for(pos + 1, limit, single_max);
-    if (chunks_now) *chunks_now = p.single || p.chunks.count > fold_max ? 0 : p.chunks.count;
+    if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
                 p.chunks.count, slots_per_head, scale, p.single ? 1u : 0u};
@@ -198,16 +202,16 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     l.workgroups = uint64_t{g.batch} * g.hkv * p.chunks.count * g.seq;  // no work when S is 0
     return l;
   };
-  auto update_combine = [=, folding = fold != nullptr](const NodeContext& c) {
+  auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max);
-    const bool merged = folding && p.chunks.count <= fold_max;  // by the consumer
     const uint32_t rows = g.batch * g.seq * g.hq;
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;
     l.params = {rows, g.dim / 2, p.chunks.count, slots_per_head, lanes, 0, 0, 0};
-    // A single pass wrote the output already: no workgroups, so this step records nothing.
-    l.workgroups = p.single || merged ? 0 : rows;
+    // A single pass wrote the output already, or the consumer merges the chunks: no workgroups,
+    // so this step records nothing.
+    l.workgroups = p.single || merged(p) ? 0 : rows;
     return l;
   };
   std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
