@@ -119,6 +119,21 @@ case "$case_name" in
       run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
     same "quant_gemv_one_tile" ;;
+  merged_projection)
+    # Decode steps whose attention runs split (sdpa_decode_single_max = 0) have the output
+    # projection merge the chunks (q4_gemv's comb variant), or with sdpa_decode_fold_chunks = 0
+    # the combine pass; the demo's greedy tokens are the same every way.
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
+    cp "$tmp/out" "$tmp/plain"
+    same() { diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/plain") >/dev/null || fail "the tokens changed with $1"; }
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option sdpa_decode_single_max=0 run --model "$root/models/demo" \
+      -p "The meaning of life is" -n 24 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.comb.i8\]"
+    same "the chunks merged in the projection"
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option sdpa_decode_single_max=0 --option sdpa_decode_fold_chunks=0 \
+      run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
+    ! grep -q "comb.i8" "$tmp/err" || fail "the projection merged with sdpa_decode_fold_chunks=0"
+    same "the combine pass" ;;
   pipeline_stats_pairing)
     # pair.py joins each wgx label with the statistics line after it, masks the driver's high
     # bits off the local memory size and works out the workgroups an SM holds.
