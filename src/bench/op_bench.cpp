@@ -229,12 +229,13 @@ OpCase rope_cache_case(const Geometry& g, int64_t m, bool qk_norm, bool chain) {
 // A decode step's attention with its prologue (the q/k norms as Qwen3 has them, when `qk_norm`,
 // rope, the new k and v rows written into half-size caches holding `context` rows), as one
 // rope_sdpa_with_kv_cache node, or (`separate`) as the rope_update_cache and sdpa_with_kv_cache
-// nodes it replaces: one dispatch more.
-OpCase rope_sdpa_case(const Geometry& g, int64_t context, bool qk_norm, bool separate) {
+// nodes it replaces: one dispatch more. With `projection`, the output projection (q4) too: one
+// rope_sdpa_linear node, or (`separate`) rope_sdpa_with_kv_cache and linear.
+OpCase rope_sdpa_case(const Geometry& g, int64_t context, bool qk_norm, bool separate, bool projection = false) {
   OpCase c;
-  c.family = "rope_sdpa";
-  c.name = std::string(separate ? "rope_sdpa.separate" : "rope_sdpa") + ".f32.f16cache " + g.name +
-           (qk_norm ? " qk_norm" : "") + " ctx=" + std::to_string(context);
+  c.family = projection ? "rope_sdpa_linear" : "rope_sdpa";
+  c.name = c.family + (separate ? ".separate" : "") + ".f32.f16cache " + g.name + (qk_norm ? " qk_norm" : "") +
+           " ctx=" + std::to_string(context);
   const int64_t max_seq = 4096, hq = g.heads, hkv = g.kv_heads, d = g.head_dim;
   c.build = [=](GraphBuilder& b) {
     const graph::ValueId pos = b.sym_value(b.sym("input_pos", 0, max_seq - 1));
@@ -247,7 +248,18 @@ OpCase rope_sdpa_case(const Geometry& g, int64_t context, bool qk_norm, bool sep
     }
     const graph::Attrs rope{{"theta", 500000.0}};
     std::vector<graph::ValueId> outs;
-    if (separate) {
+    if (projection) {
+      const graph::ValueId w = q4_weight(b, "wo", g.hidden, hq * d, 6);
+      if (separate) {
+        outs = b.op("rope_sdpa_with_kv_cache", in, rope);
+        const graph::ValueId merged = b.op1("reshape", {outs[0]}, {{"shape", graph::Shape{1, 1, hq * d}}});
+        outs[0] = b.op1("linear", {merged, w});
+      } else {
+        in.insert(in.begin() + 6, w);
+        outs = b.op("rope_sdpa_linear", in, rope);
+        outs[0] = outs[3];
+      }
+    } else if (separate) {
       outs = b.op("rope_update_cache", in, rope);
       outs[0] = b.op1("sdpa_with_kv_cache", {outs[0], outs[1], outs[2], pos});
     } else {
@@ -260,6 +272,10 @@ OpCase rope_sdpa_case(const Geometry& g, int64_t context, bool qk_norm, bool sep
   c.syms = {{"input_pos", context - 1}};
   c.bytes = 2.0 * 2.0 * static_cast<double>(hkv * context * d) + 8.0 * static_cast<double>((hq + 2 * hkv) * d);
   c.flops = 4.0 * static_cast<double>(hq * d) * static_cast<double>(context);
+  if (projection) {  // the q4 weight and the output
+    c.bytes += q4_bytes(g.hidden, hq * d) + 4.0 * static_cast<double>(g.hidden);
+    c.flops += 2.0 * static_cast<double>(g.hidden * hq * d);
+  }
   return c;
 }
 
@@ -319,6 +335,7 @@ std::vector<OpCase> model_cases() {
       cases.push_back(sdpa_case(g, 1, context, nullptr));
       const bool qk_norm = std::string(g.name) == kQwen06B.name;
       for (bool separate : {false, true}) cases.push_back(rope_sdpa_case(g, context, qk_norm, separate));
+      for (bool separate : {false, true}) cases.push_back(rope_sdpa_case(g, context, qk_norm, separate, true));
     }
     for (int64_t s : {128, 512}) {
       cases.push_back(sdpa_case(g, s, s, nullptr));
