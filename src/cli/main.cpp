@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kUsage = R"(usage: wgx [global options] <command> [args]
 
 commands:
-  info          adapter, features and limits; runs a self-test kernel and reports bandwidth
+  info          adapter, features and limits; self-test kernels: bandwidth, cost per dispatch
   inspect F     builds model file F (.wgx) for the adapter and prints each node's shapes and
                 route and the memory plan (--why: also the routes passed over, and why)
   tokenize      text -> token ids with a Hugging Face tokenizer.json, or --decode ids -> text

@@ -30,6 +30,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 )";
 
+// One small step of a chain: every counter + 1 (the same kernel under two pipelines: KIND only
+// tells them apart).
+const char* kCountWgsl = R"(
+override KIND: u32 = 0u;
+@group(0) @binding(0) var<storage, read_write> y: array<u32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) lid: u32) {
+  y[lid] = y[lid] + 1u + KIND * 0u;
+}
+)";
+
 // Deterministic inputs that are neither zero nor round: every element exercises the arithmetic.
 float input_value(uint64_t i) {
   uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
@@ -103,6 +115,52 @@ SelfTestResult run_axpy_selftest(Context& ctx, uint64_t elements, int passes) {
       if (r.mismatches++ == 0) r.first_mismatch = i;
     }
   }
+  return r;
+}
+
+DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches) {
+  if (dispatches < 2) throw GpuError(ErrorKind::Validation, "selftest", "the dispatch chain needs at least 2 dispatches");
+  constexpr uint32_t kCounters = 256;
+  Buffer y(ctx, kCounters * sizeof(uint32_t), BufferKind::Storage, "selftest counters");
+  const std::vector<uint32_t> zeros(kCounters, 0);
+  upload(ctx, y, 0, zeros.data(), zeros.size() * sizeof(uint32_t));
+  const KernelSource src{kCountWgsl, {Binding::Storage}};
+  Kernel k0(ctx, {"selftest.count", "a", {{"KIND", 0.0}}}, src);
+  Kernel k1(ctx, {"selftest.count", "b", {{"KIND", 1.0}}}, src);
+  BindGroup g0(ctx, k0, {{&y}}, "selftest count a");
+  BindGroup g1(ctx, k1, {{&y}}, "selftest count b");
+  // Warm-up (first-use costs), then the counters back to zero.
+  {
+    Recorder warm(ctx, "selftest chain warm-up");
+    for (int i = 0; i < 4; ++i) warm.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, 1, "count");
+    warm.submit();
+    ctx.wait_idle();
+  }
+  upload(ctx, y, 0, zeros.data(), zeros.size() * sizeof(uint32_t));
+  ctx.wait_idle();
+
+  using Clock = std::chrono::steady_clock;
+  DispatchCostResult r;
+  r.dispatches = dispatches;
+  const auto t0 = Clock::now();
+  Recorder rec(ctx, "selftest chain", Timing::Passes);
+  for (int i = 0; i < dispatches; ++i) rec.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, 1, "count");
+  const auto tr = Clock::now();
+  rec.submit();
+  const auto t1 = Clock::now();
+  ctx.wait_idle();
+  const auto t2 = Clock::now();
+  r.host_us_per_dispatch = std::chrono::duration<double, std::micro>(t1 - t0).count() / dispatches;
+  r.record_us_per_dispatch = std::chrono::duration<double, std::micro>(tr - t0).count() / dispatches;
+  // The pass's GPU time where there are timestamps, else the wall clock from the submit on.
+  double device_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
+  if (const std::vector<DispatchTiming> t = rec.timings(); t.size() == 1) {
+    device_us = t[0].microseconds();
+    r.gpu_timed = true;
+  }
+  r.device_us_per_dispatch = device_us / dispatches;
+  const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, kCounters);
+  r.correct = std::all_of(out.begin(), out.end(), [dispatches](uint32_t v) { return v == static_cast<uint32_t>(dispatches); });
   return r;
 }
 

@@ -22,6 +22,7 @@ case "$case_name" in
     run 0 "$wgx" info --elements 65536
     expect_out "every element correct"
     expect_out "bandwidth"
+    expect_out "dependent one-workgroup dispatches"
     expect_out "maxStorageBufferBindingSize" ;;
   unknown_adapter)
     run 3 "$wgx" --adapter null info

@@ -1,6 +1,8 @@
 // Dispatch splitting: pure grid arithmetic, then real dispatches beyond 65,535 workgroups in one
-// dimension, checked at every index. A kernel that ignores y and z is the negative control.
+// dimension, checked at every index. A kernel that ignores y and z is the negative control. And
+// `wgx info`'s chain of dependent dispatches: every one ran, in order, and its times add up.
 #include "gpu/recorder.h"
+#include "gpu/selftest.h"
 #include "gpu_test_util.h"
 
 namespace wgx::gpu {
@@ -92,6 +94,28 @@ TEST(Dispatch, ThreeDimensionalSplitReachesEveryIndex) {
   EXPECT_EQ(bad, 0u);
   // Negative control: a kernel that reads only wid.x misses the split-off rows and layers.
   EXPECT_GT(control, 0u);
+}
+
+TEST(DispatchCost, EveryDispatchOfTheChainRunsInOrder) {
+  // Each dispatch adds 1 to the counters the one before it wrote: a count of 37 (odd: both
+  // pipelines, the first one more often) means none was lost, reordered against the others or
+  // run concurrently with them.
+  const DispatchCostResult r = run_dispatch_cost(shared_context(), 37);
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(r.dispatches, 37);
+  EXPECT_GT(r.record_us_per_dispatch, 0);
+  EXPECT_GE(r.host_us_per_dispatch, r.record_us_per_dispatch);
+  EXPECT_GT(r.device_us_per_dispatch, 0);
+}
+
+TEST(DispatchCost, AChainOfFewerThanTwoIsAValidationError) {
+  try {
+    run_dispatch_cost(shared_context(), 1);
+    FAIL();
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Validation);
+    EXPECT_NE(e.message().find("at least 2"), std::string::npos) << e.message();
+  }
 }
 
 }  // namespace
