@@ -128,9 +128,16 @@ struct Timing {
   // The calling thread's CPU seconds spent setting a step up, recording and submitting it (the
   // rest of decode_cpu.thread is waiting for and reading the tokens).
   double submit_cpu = 0;
+  runtime::Program::HostTimes submit_phases;  // of submit_cpu, execute()'s phases
   bool pipelined = false;
   std::vector<int32_t> tokens;  // the first token, then one per decode step
 };
+
+// execute()'s host phases since `h0`.
+runtime::Program::HostTimes phases_since(const runtime::Program& p, const runtime::Program::HostTimes& h0) {
+  const runtime::Program::HostTimes& h = p.host_times();
+  return {h.resize - h0.resize, h.params - h0.params, h.record - h0.record, h.submit - h0.submit};
+}
 
 void feed(runtime::Program& p, std::span<const int32_t> ids, int64_t pos) {
   p.set_input<int32_t>("tokens", ids, {1, static_cast<int64_t>(ids.size())});
@@ -166,6 +173,7 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
   t.first_token_s = since(t0);
   t.tokens.push_back(token);
   const CpuTime c0 = cpu_now();
+  const runtime::Program::HostTimes h0 = p.host_times();
   const auto t1 = Clock::now();
   for (int64_t i = 0; i < decode; ++i) {
     const double s0 = thread_cpu_now();
@@ -177,6 +185,7 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
   t.decode_s = since(t1);
   const CpuTime c1 = cpu_now();
   t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
+  t.submit_phases = phases_since(p, h0);
   t.decode_dispatches = p.dispatches_per_execute();
   return t;
 }
@@ -209,6 +218,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   t.prefill_s = since(t0);
   t.first_token_s = t.prefill_s;
   const CpuTime c0 = cpu_now();
+  const runtime::Program::HostTimes h0 = p.host_times();
   const auto t1 = Clock::now();
   int64_t submitted = 0;  // decode steps; step i feeds the token before it at start + i
   for (int64_t i = 0; i < decode; ++i) {
@@ -226,6 +236,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   t.decode_s = since(t1);
   const CpuTime c1 = cpu_now();
   t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
+  t.submit_phases = phases_since(p, h0);
   t.decode_dispatches = p.dispatches_per_execute();
   p.stop_feed("tokens");
   return t;
@@ -463,6 +474,11 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"host_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.process, n)},
         {"host_thread_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.thread, n)},
         {"host_submit_cpu_ms_per_decode_token", per_token_ms(t.submit_cpu, n)},
+        {"host_execute_ms_per_decode_token",
+         {{"resize", per_token_ms(t.submit_phases.resize, n)},
+          {"params", per_token_ms(t.submit_phases.params, n)},
+          {"record", per_token_ms(t.submit_phases.record, n)},
+          {"submit", per_token_ms(t.submit_phases.submit, n)}}},
         {"memory",
          {{"constants", mem.constants},
           {"state", mem.state},
@@ -509,6 +525,10 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
               "them setting up, recording and submitting the step)\n",
               per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n),
               per_token_ms(t.submit_cpu, n));
+  std::printf("             of which executing: resize %.3f ms, params %.3f, recording %.3f, submitting %.3f (Dawn "
+              "turning the recording into the backend's commands)\n",
+              per_token_ms(t.submit_phases.resize, n), per_token_ms(t.submit_phases.params, n),
+              per_token_ms(t.submit_phases.record, n), per_token_ms(t.submit_phases.submit, n));
   std::printf("memory       %s: constants %s, state %s, intermediates %s (%s without reuse), scratch %s, inputs %s\n",
               hb(mem.total()).c_str(), hb(mem.constants).c_str(), hb(mem.state).c_str(), hb(mem.intermediates).c_str(),
               hb(mem.unplanned).c_str(), hb(mem.scratch).c_str(), hb(mem.inputs).c_str());

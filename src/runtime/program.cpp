@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <sstream>
 #include <stdexcept>
 
@@ -577,9 +578,18 @@ void Program::set_input(std::string_view name, std::span<const uint8_t> bytes, s
   std::erase_if(m.feeds, [&](const Impl::Feed& f) { return f.input == in.value; });
 }
 
+namespace {
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+}  // namespace
+
 void Program::execute(int repeats) {
   if (repeats < 1) throw std::invalid_argument("execute: repeats is " + std::to_string(repeats) + ", not at least 1");
   Impl& m = *impl_;
+  const double t0 = thread_cpu_seconds();
   const bool small = m.in_small_class();
   if (m.shapes_dirty) {
     m.update_shapes();
@@ -621,7 +631,11 @@ void Program::execute(int repeats) {
     r.fresh = true;
   }
   m.small_class_now = small;
+  const double t1 = thread_cpu_seconds();
+  host_times_.resize += t1 - t0;
   m.params.flush();
+  const double t2 = thread_cpu_seconds();
+  host_times_.params += t2 - t1;
   gpu::Recorder rec(m.gpu, "execute", m.timing);
   for (int i = 0; i < repeats; ++i) {
     for (auto& step : m.steps) step.active(small).exec->record(rec);
@@ -645,12 +659,15 @@ void Program::execute(int repeats) {
     reads.push_back(std::move(st));
   }
   m.pending_reads.clear();
+  const double t3 = thread_cpu_seconds();
+  host_times_.record += t3 - t2;
   try {
     rec.submit();
   } catch (...) {
     for (const auto& st : reads) st->failed = true;
     throw;
   }
+  host_times_.submit += thread_cpu_seconds() - t3;
   for (const auto& st : reads) {
     st->submitted = true;
     if (st->bytes == 0) {  // an empty value: nothing to wait for

@@ -174,6 +174,13 @@ class Program {
   // Queue writes of uniform params so far: only params that changed since the last execute are
   // uploaded, one write per dirty page.
   size_t param_uploads() const;
+  // This thread's CPU time in execute() so far, by phase (seconds): the nodes' resize hooks and
+  // shape updates, the uniform params' upload, recording the dispatches (and the feeds' copies and
+  // readbacks), and the submit (where Dawn turns the recording into the backend's commands).
+  struct HostTimes {
+    double resize = 0, params = 0, record = 0, submit = 0;
+  };
+  const HostTimes& host_times() const { return host_times_; }
   // Whether the last execute() ran the small shape class (see RouteChoice::small_route).
   bool last_execute_was_small() const;
   // Resize hooks run so far. A node's hook runs on its first execute in a shape class and then
@@ -194,6 +201,7 @@ class Program {
   std::vector<gpu::DispatchTiming> timings_;
   size_t dispatches_ = 0;
   size_t mutation_copies_ = 0;
+  HostTimes host_times_;
 };
 
 }  // namespace wgx::runtime
