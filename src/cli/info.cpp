@@ -68,17 +68,22 @@ int run_info(const GlobalOptions& global, const std::vector<std::string>& args) 
   std::printf("bandwidth    %.2f GB/s (%s read + written per pass, median of %d, %s)\n",
               r.bytes_per_second * 1e-9, human_bytes(r.elements * 8).c_str(), r.passes,
               r.gpu_timed ? "GPU timestamps" : "host clock");
-  // What each small dependent dispatch costs (a decode step is ~5 per layer): the host's
-  // recording and submitting, and the device's time per dispatch through the chain.
-  const gpu::DispatchCostResult d = gpu::run_dispatch_cost(ctx, a.is_cpu ? 200 : 2000);
-  if (!d.correct) {
-    std::printf("dispatches   FAILED: %d dependent dispatches did not all run in order\n", d.dispatches);
-    return 1;
+  // What each dependent dispatch costs at the least work (a decode step is ~5 per layer): the
+  // host's recording and submitting, and the device's time per dispatch through the chain, for
+  // one workgroup and for as many as a decode step's products launch.
+  for (const uint32_t workgroups : {1u, 512u}) {
+    const gpu::DispatchCostResult d = gpu::run_dispatch_cost(ctx, a.is_cpu ? 100 : 2000, workgroups);
+    if (!d.correct) {
+      std::printf("dispatches   FAILED: %d dependent dispatches of %u workgroups did not all run in order\n", d.dispatches,
+                  workgroups);
+      return 1;
+    }
+    std::printf("dispatches   host %.2f us each (%.2f recording, %.2f submitting), device %.2f us each (%s): %d "
+                "dependent dispatches of %u workgroup%s adding 1 per invocation, pipeline and bind group set before each\n",
+                d.host_us_per_dispatch, d.record_us_per_dispatch, d.host_us_per_dispatch - d.record_us_per_dispatch,
+                d.device_us_per_dispatch, d.gpu_timed ? "GPU timestamps" : "host clock", d.dispatches, workgroups,
+                workgroups == 1 ? "" : "s");
   }
-  std::printf("dispatches   host %.2f us each (%.2f recording, %.2f submitting), device %.2f us each (%s): %d "
-              "dependent one-workgroup dispatches, pipeline and bind group set before each\n",
-              d.host_us_per_dispatch, d.record_us_per_dispatch, d.host_us_per_dispatch - d.record_us_per_dispatch,
-              d.device_us_per_dispatch, d.gpu_timed ? "GPU timestamps" : "host clock", d.dispatches);
   return 0;
 }
 

@@ -30,15 +30,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 )";
 
-// One small step of a chain: every counter + 1 (the same kernel under two pipelines: KIND only
+// One step of a chain: every counter + 1, one per invocation (the same kernel under two pipelines: KIND only
 // tells them apart).
 const char* kCountWgsl = R"(
 override KIND: u32 = 0u;
 @group(0) @binding(0) var<storage, read_write> y: array<u32>;
 
 @compute @workgroup_size(256)
-fn main(@builtin(local_invocation_index) lid: u32) {
-  y[lid] = y[lid] + 1u + KIND * 0u;
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = wgx_workgroup_index(wid, nwg) * 256u + lid;
+  y[i] = y[i] + 1u + KIND * 0u;
 }
 )";
 
@@ -118,13 +120,17 @@ SelfTestResult run_axpy_selftest(Context& ctx, uint64_t elements, int passes) {
   return r;
 }
 
-DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches) {
+DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t workgroups) {
   if (dispatches < 2) throw GpuError(ErrorKind::Validation, "selftest", "the dispatch chain needs at least 2 dispatches");
-  constexpr uint32_t kCounters = 256;
+  if (workgroups < 1 || workgroups > ctx.workgroups_per_dimension()) {
+    throw GpuError(ErrorKind::Validation, "selftest", "the dispatch chain's workgroups must be 1 to " +
+                                                          std::to_string(ctx.workgroups_per_dimension()));
+  }
+  const uint32_t kCounters = workgroups * kWorkgroupSize;
   Buffer y(ctx, kCounters * sizeof(uint32_t), BufferKind::Storage, "selftest counters");
   const std::vector<uint32_t> zeros(kCounters, 0);
   upload(ctx, y, 0, zeros.data(), zeros.size() * sizeof(uint32_t));
-  const KernelSource src{kCountWgsl, {Binding::Storage}};
+  const KernelSource src{std::string(kLinearWorkgroupWgsl) + kCountWgsl, {Binding::Storage}};
   Kernel k0(ctx, {"selftest.count", "a", {{"KIND", 0.0}}}, src);
   Kernel k1(ctx, {"selftest.count", "b", {{"KIND", 1.0}}}, src);
   BindGroup g0(ctx, k0, {{&y}}, "selftest count a");
@@ -132,7 +138,7 @@ DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches) {
   // Warm-up (first-use costs), then the counters back to zero.
   {
     Recorder warm(ctx, "selftest chain warm-up");
-    for (int i = 0; i < 4; ++i) warm.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, 1, "count");
+    for (int i = 0; i < 4; ++i) warm.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, workgroups, "count");
     warm.submit();
     ctx.wait_idle();
   }
@@ -142,9 +148,10 @@ DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches) {
   using Clock = std::chrono::steady_clock;
   DispatchCostResult r;
   r.dispatches = dispatches;
+  r.workgroups = workgroups;
   const auto t0 = Clock::now();
   Recorder rec(ctx, "selftest chain", Timing::Passes);
-  for (int i = 0; i < dispatches; ++i) rec.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, 1, "count");
+  for (int i = 0; i < dispatches; ++i) rec.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, workgroups, "count");
   const auto tr = Clock::now();
   rec.submit();
   const auto t1 = Clock::now();

@@ -23,18 +23,19 @@ struct SelfTestResult {
 // `elements` must be a positive multiple of 4.
 SelfTestResult run_axpy_selftest(Context& ctx, uint64_t elements, int passes);
 
-// `dispatches` dependent dispatches of one small workgroup each (each adds 1 to the same 256
-// counters), recorded into one pass with the pipeline and bind group set before each as a
-// program's step sets them, alternating between two pipelines and two bind groups, then one
-// submit and a wait.
+// `dispatches` dependent dispatches of `workgroups` workgroups of 256 invocations (each adds 1 to
+// the same counters, one per invocation: the least work a dispatch of that size can do),
+// recorded into one pass with the pipeline and bind group set before each as a program's step
+// sets them, alternating between two pipelines and two bind groups, then one submit and a wait.
 struct DispatchCostResult {
   int dispatches = 0;
+  uint32_t workgroups = 0;
   bool correct = false;         // every counter ended at `dispatches` (every dispatch ran, in order)
   double host_us_per_dispatch = 0;    // recording and submitting, wall clock on this thread
   double record_us_per_dispatch = 0;  // of which recording (the rest: the submit)
   double device_us_per_dispatch = 0;  // the pass's GPU time, or the wall clock from the submit on
   bool gpu_timed = false;             // from GPU timestamps
 };
-DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches);
+DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t workgroups = 1);
 
 }  // namespace wgx::gpu

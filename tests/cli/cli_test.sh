@@ -22,7 +22,8 @@ case "$case_name" in
     run 0 "$wgx" info --elements 65536
     expect_out "every element correct"
     expect_out "bandwidth"
-    expect_out "dependent one-workgroup dispatches"
+    expect_out "dependent dispatches of 1 workgroup adding"
+    expect_out "dependent dispatches of 512 workgroups adding"
     expect_out "maxStorageBufferBindingSize" ;;
   unknown_adapter)
     run 3 "$wgx" --adapter null info

@@ -98,23 +98,34 @@ TEST(Dispatch, ThreeDimensionalSplitReachesEveryIndex) {
 
 TEST(DispatchCost, EveryDispatchOfTheChainRunsInOrder) {
   // Each dispatch adds 1 to the counters the one before it wrote: a count of 37 (odd: both
-  // pipelines, the first one more often) means none was lost, reordered against the others or
-  // run concurrently with them.
-  const DispatchCostResult r = run_dispatch_cost(shared_context(), 37);
-  EXPECT_TRUE(r.correct);
-  EXPECT_EQ(r.dispatches, 37);
-  EXPECT_GT(r.record_us_per_dispatch, 0);
-  EXPECT_GE(r.host_us_per_dispatch, r.record_us_per_dispatch);
-  EXPECT_GT(r.device_us_per_dispatch, 0);
+  // pipelines, the first one more often) at every counter means none was lost, reordered
+  // against the others or run concurrently with them, over one workgroup and several.
+  for (const uint32_t workgroups : {1u, 3u}) {
+    SCOPED_TRACE(workgroups);
+    const DispatchCostResult r = run_dispatch_cost(shared_context(), 37, workgroups);
+    EXPECT_TRUE(r.correct);
+    EXPECT_EQ(r.dispatches, 37);
+    EXPECT_EQ(r.workgroups, workgroups);
+    EXPECT_GT(r.record_us_per_dispatch, 0);
+    EXPECT_GE(r.host_us_per_dispatch, r.record_us_per_dispatch);
+    EXPECT_GT(r.device_us_per_dispatch, 0);
+  }
 }
 
-TEST(DispatchCost, AChainOfFewerThanTwoIsAValidationError) {
+TEST(DispatchCost, AChainOfFewerThanTwoOrOfNoWorkgroupsIsAValidationError) {
   try {
     run_dispatch_cost(shared_context(), 1);
     FAIL();
   } catch (const GpuError& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Validation);
     EXPECT_NE(e.message().find("at least 2"), std::string::npos) << e.message();
+  }
+  try {
+    run_dispatch_cost(shared_context(), 2, 0);
+    FAIL();
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Validation);
+    EXPECT_NE(e.message().find("workgroups must be 1 to"), std::string::npos) << e.message();
   }
 }
 
