@@ -32,6 +32,8 @@
 // int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
 // with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
+// quant_gemv_stop = stage | products (diagnostics, wrong results): q4_gemv ends after staging x
+// or after its products, so a profile tells its phases' costs apart.
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -186,6 +188,9 @@ std::string check_tpc_option(const NodeContext& ctx) {
   }
   uint64_t wgs = 0;
   if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;
+  if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty() && stop != "stage" && stop != "products") {
+    return "the quant_gemv_stop option is '" + stop + "', not stage or products";
+  }
   const std::string reduce = option(ctx, "quant_gemv_reduce");
   if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
     return "the quant_gemv_reduce option is '" + reduce + "', not sg or wg";
@@ -292,6 +297,11 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
       }
       if (touch) constants.emplace_back("TOUCH", 1.0);
       if (touch_next) constants.emplace_back("TOUCH_NEXT", 1.0);
+    }
+    // Diagnostics: the kernel ends after staging x or after its products (q4_gemv.wgsl's STOP);
+    // the product's output is not written.
+    if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty()) {
+      constants.emplace_back("STOP", stop == "stage" ? 1.0 : 2.0);
     }
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};

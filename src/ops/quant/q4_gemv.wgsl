@@ -177,6 +177,14 @@ fn touch_next(tile: u32, lid: u32) -> Touched {
 }
 fn fold(a: Touched, b: Touched) -> Touched { return Touched(a.w ^ b.w, a.s ^ b.s); }
 
+// Diagnostics (the quant_gemv_stop option): 1 ends each workgroup after staging x, 2 after the
+// products, before the reduction and the writes, so that a profile tells the phases' costs apart;
+// what was computed is kept (keep_f32) and nothing is written. 0 (the default) runs everything.
+override STOP: u32 = 0u;
+fn keep_f32(v: f32) {
+  if (params.pad2 == 1u) { Out0[0] = bitcast<u32>(v); }
+}
+
 // Consumes the touched words where nothing waits for them (pad2 is always 0: no store).
 fn keep(v: Touched) {
   if (params.pad2 == 1u) {
@@ -245,6 +253,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var touched = touch_first(wg, lid);
   {{stage}}
   {{lane_groups}}
+  if (STOP == 1u) {
+    keep_f32(xs[lid % XS].x + bitcast<f32>(xq[lid % XQ].x) + xd[lid % XD].x);
+    keep(touched);
+    return;
+  }
   // Column tiles wg % G, + G, ... (G = params.tile_stride workgroups per row of x: tiles_n, one
   // tile each, unless x is staged, where fewer workgroups share the staging).
   for (var tile = wg % params.tile_stride; tile < params.tiles_n; tile += params.tile_stride) {
@@ -265,6 +278,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           if (r < rows) { acc[r] += s * chunk_sums(m0 + r, c, q); }
         }
       }
+    }
+    if (STOP == 2u) {
+      keep_f32(acc[0].x + acc[0].y + acc[0].z + acc[0].w);
+      touched = fold(touched, next);
+      continue;
     }
     for (var r = 0u; r < R; r++) {
       if (r < rows) {

@@ -234,6 +234,38 @@ TEST(QuantOptions, BadReduceOptionIsABuildError) {
   }
 }
 
+TEST(QuantOptions, StopLeavesTheProductUnwritten) {
+  // quant_gemv_stop (diagnostics) ends q4_gemv after staging x or after its products: that
+  // program's output is never written, while the same graph without the option computes the
+  // product (within its bound: the control).
+  const DType f32 = DType::f32;
+  const testing::ProductSpec spec{"a", 1, 38, 256, 32, f32, f32, false, {}, "q4_gemv"};
+  for (const char* stop : {"stage", "products"}) {
+    SCOPED_TRACE(stop);
+    graph::GraphBuilder b;
+    Products p;
+    p.add(b, spec);
+    Program full(testing::shared_context(), b.build(), b.weights());
+    p.set(full, "a", 1);
+    full.execute();
+    p.verify(full, "a");
+    Program cut(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_stop", stop}});
+    p.set(cut, "a", 1);
+    cut.execute();
+    const std::vector<float> y = cut.read_f32("a.y");
+    EXPECT_NE(y, full.read_f32("a.y")) << "the product was computed";
+  }
+  graph::GraphBuilder b;
+  Products p;
+  p.add(b, spec);
+  try {
+    Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_stop", "reduce"}});
+    FAIL() << "built";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("the quant_gemv_stop option is 'reduce'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(QuantOptions, BadLaneCountIsABuildError) {
   graph::GraphBuilder b;
   Products p;
