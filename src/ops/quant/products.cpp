@@ -32,8 +32,10 @@
 // int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
 // with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
-// quant_gemv_stop = stage | products (diagnostics, wrong results): q4_gemv ends after staging x
-// or after its products, so a profile tells its phases' costs apart.
+// quant_gemv_stop = read | squares | stage | products (diagnostics, wrong results): q4_gemv ends
+// after reading x + residual (the norm prologue's; the others end after staging), after their
+// sum of squares (likewise), after staging x, or after its products, so a profile tells its
+// phases' costs apart.
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -180,6 +182,11 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
   return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(f.k / 8, 1, 128)));
 }
 
+// q4_gemv's STOP constant for a quant_gemv_stop value (diagnostics); 0 for an unknown one.
+uint32_t stop_code(const std::string& stop) {
+  return stop == "stage" ? 1 : stop == "products" ? 2 : stop == "read" ? 3 : stop == "squares" ? 4 : 0;
+}
+
 std::string check_tpc_option(const NodeContext& ctx) {
   for (const char* name :
        {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_touch_next"}) {
@@ -188,8 +195,8 @@ std::string check_tpc_option(const NodeContext& ctx) {
   }
   uint64_t wgs = 0;
   if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;
-  if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty() && stop != "stage" && stop != "products") {
-    return "the quant_gemv_stop option is '" + stop + "', not stage or products";
+  if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty() && stop_code(stop) == 0) {
+    return "the quant_gemv_stop option is '" + stop + "', not read, squares, stage or products";
   }
   const std::string reduce = option(ctx, "quant_gemv_reduce");
   if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
@@ -301,7 +308,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     // Diagnostics: the kernel ends after staging x or after its products (q4_gemv.wgsl's STOP);
     // the product's output is not written.
     if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty()) {
-      constants.emplace_back("STOP", stop == "stage" ? 1.0 : 2.0);
+      constants.emplace_back("STOP", static_cast<double>(stop_code(stop)));
     }
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};

@@ -178,8 +178,10 @@ fn touch_next(tile: u32, lid: u32) -> Touched {
 fn fold(a: Touched, b: Touched) -> Touched { return Touched(a.w ^ b.w, a.s ^ b.s); }
 
 // Diagnostics (the quant_gemv_stop option): 1 ends each workgroup after staging x, 2 after the
-// products, before the reduction and the writes, so that a profile tells the phases' costs apart;
-// what was computed is kept (keep_f32) and nothing is written. 0 (the default) runs everything.
+// products, before the reduction and the writes; in the norm prologue (norm.i8) 3 ends it after
+// reading x + residual and 4 after the sum of their squares, before the int8 rounding (the other
+// stages end after staging at 3 and 4), so that a profile tells the phases' costs apart; what was
+// computed is kept (keep_f32) and nothing is written. 0 (the default) runs everything.
 override STOP: u32 = 0u;
 fn keep_f32(v: f32) {
   if (params.pad2 == 1u) { Out0[0] = bitcast<u32>(v); }
@@ -253,7 +255,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var touched = touch_first(wg, lid);
   {{stage}}
   {{lane_groups}}
-  if (STOP == 1u) {
+  if (STOP == 1u || STOP >= 3u) {
     keep_f32(xs[lid % XS].x + bitcast<f32>(xq[lid % XQ].x) + xd[lid % XD].x);
     keep(touched);
     return;
