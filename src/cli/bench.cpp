@@ -136,7 +136,8 @@ struct Timing {
 // execute()'s host phases since `h0`.
 runtime::Program::HostTimes phases_since(const runtime::Program& p, const runtime::Program::HostTimes& h0) {
   const runtime::Program::HostTimes& h = p.host_times();
-  return {h.resize - h0.resize, h.params - h0.params, h.record - h0.record, h.submit - h0.submit};
+  return {h.resize - h0.resize, h.params - h0.params, h.record - h0.record, h.copies - h0.copies,
+          h.submit - h0.submit};
 }
 
 void feed(runtime::Program& p, std::span<const int32_t> ids, int64_t pos) {
@@ -478,6 +479,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
          {{"resize", per_token_ms(t.submit_phases.resize, n)},
           {"params", per_token_ms(t.submit_phases.params, n)},
           {"record", per_token_ms(t.submit_phases.record, n)},
+          {"copies", per_token_ms(t.submit_phases.copies, n)},
           {"submit", per_token_ms(t.submit_phases.submit, n)}}},
         {"memory",
          {{"constants", mem.constants},
@@ -525,10 +527,11 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
               "them setting up, recording and submitting the step)\n",
               per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n),
               per_token_ms(t.submit_cpu, n));
-  std::printf("             of which executing: resize %.3f ms, params %.3f, recording %.3f, submitting %.3f (Dawn "
-              "turning the recording into the backend's commands)\n",
+  std::printf("             of which executing: resize %.3f ms, params %.3f, recording %.3f, copies and readback "
+              "%.3f, submitting %.3f (Dawn turning the recording into the backend's commands)\n",
               per_token_ms(t.submit_phases.resize, n), per_token_ms(t.submit_phases.params, n),
-              per_token_ms(t.submit_phases.record, n), per_token_ms(t.submit_phases.submit, n));
+              per_token_ms(t.submit_phases.record, n), per_token_ms(t.submit_phases.copies, n),
+              per_token_ms(t.submit_phases.submit, n));
   std::printf("memory       %s: constants %s, state %s, intermediates %s (%s without reuse), scratch %s, inputs %s\n",
               hb(mem.total()).c_str(), hb(mem.constants).c_str(), hb(mem.state).c_str(), hb(mem.intermediates).c_str(),
               hb(mem.unplanned).c_str(), hb(mem.scratch).c_str(), hb(mem.inputs).c_str());

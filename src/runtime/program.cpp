@@ -641,6 +641,8 @@ void Program::execute(int repeats) {
     for (auto& step : m.steps) step.active(small).exec->record(rec);
   }
   dispatches_ = rec.dispatches() / static_cast<size_t>(repeats);
+  const double t3 = thread_cpu_seconds();
+  host_times_.record += t3 - t2;
   for (const Impl::Feed& f : m.feeds) {
     const TensorRef& from = m.refs[f.output];
     const TensorRef& to = m.refs[f.input];
@@ -659,15 +661,15 @@ void Program::execute(int repeats) {
     reads.push_back(std::move(st));
   }
   m.pending_reads.clear();
-  const double t3 = thread_cpu_seconds();
-  host_times_.record += t3 - t2;
+  const double t4 = thread_cpu_seconds();
+  host_times_.copies += t4 - t3;
   try {
     rec.submit();
   } catch (...) {
     for (const auto& st : reads) st->failed = true;
     throw;
   }
-  host_times_.submit += thread_cpu_seconds() - t3;
+  host_times_.submit += thread_cpu_seconds() - t4;
   for (const auto& st : reads) {
     st->submitted = true;
     if (st->bytes == 0) {  // an empty value: nothing to wait for

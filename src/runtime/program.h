@@ -175,10 +175,11 @@ class Program {
   // uploaded, one write per dirty page.
   size_t param_uploads() const;
   // This thread's CPU time in execute() so far, by phase (seconds): the nodes' resize hooks and
-  // shape updates, the uniform params' upload, recording the dispatches (and the feeds' copies and
-  // readbacks), and the submit (where Dawn turns the recording into the backend's commands).
+  // shape updates, the uniform params' upload, recording the dispatches, recording the feeds'
+  // copies and the readbacks, and the submit (where Dawn turns the recording into the backend's
+  // commands).
   struct HostTimes {
-    double resize = 0, params = 0, record = 0, submit = 0;
+    double resize = 0, params = 0, record = 0, copies = 0, submit = 0;
   };
   const HostTimes& host_times() const { return host_times_; }
   // Whether the last execute() ran the small shape class (see RouteChoice::small_route).

@@ -207,7 +207,7 @@ case "$case_name" in
     expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 3 steps in flight)"
     expect_out "^per token    [0-9]* dispatches, 1 submit "
     expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread, .* of them setting up, recording and submitting the step)"
-    expect_out "^             of which executing: resize .* ms, params .*, recording .*, submitting "
+    expect_out "^             of which executing: resize .* ms, params .*, recording .*, copies and readback .*, submitting "
     expect_out "^memory       .*: constants .*, state .*, intermediates "
     expect_out "^kv cache     1.0 MiB as f16 at context 4096 (f16 1.0 MiB, f32 2.0 MiB"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --sync --warmup 0
@@ -223,7 +223,7 @@ case "$case_name" in
     python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); s, t = j["host_submit_cpu_ms_per_decode_token"], j["host_thread_cpu_ms_per_decode_token"]; sys.exit(not 0 < s <= t)' \
       "$tmp/out" || fail "the submitting CPU time is not a part of the thread's"
     # execute()'s phases are part of the submitting time (the same clock, inside it).
-    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["host_execute_ms_per_decode_token"]; s = sum(p[k] for k in ("resize", "params", "record", "submit")); sys.exit(not (all(v >= 0 for v in p.values()) and 0 < s <= j["host_submit_cpu_ms_per_decode_token"]))' \
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["host_execute_ms_per_decode_token"]; s = sum(p[k] for k in ("resize", "params", "record", "copies", "submit")); sys.exit(not (all(v >= 0 for v in p.values()) and 0 < s <= j["host_submit_cpu_ms_per_decode_token"]))' \
       "$tmp/out" || fail "execute's phases are not a part of the submitting time"
     run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sync --json
     expect_out '"decode_mode": "sync"'
