@@ -30,8 +30,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 )";
 
-// One step of a chain: every counter + 1, one per invocation (the same kernel under two pipelines: KIND only
-// tells them apart).
+// One step of a chain: every counter + 1, one per invocation (the same kernel under two
+// pipelines: KIND only tells them apart).
 const char* kCountWgsl = R"(
 override KIND: u32 = 0u;
 @group(0) @binding(0) var<storage, read_write> y: array<u32>;
@@ -126,9 +126,9 @@ DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t work
     throw GpuError(ErrorKind::Validation, "selftest", "the dispatch chain's workgroups must be 1 to " +
                                                           std::to_string(ctx.workgroups_per_dimension()));
   }
-  const uint32_t kCounters = workgroups * kWorkgroupSize;
-  Buffer y(ctx, kCounters * sizeof(uint32_t), BufferKind::Storage, "selftest counters");
-  const std::vector<uint32_t> zeros(kCounters, 0);
+  const uint32_t counters = workgroups * kWorkgroupSize;
+  Buffer y(ctx, counters * sizeof(uint32_t), BufferKind::Storage, "selftest counters");
+  const std::vector<uint32_t> zeros(counters, 0);
   upload(ctx, y, 0, zeros.data(), zeros.size() * sizeof(uint32_t));
   const KernelSource src{std::string(kLinearWorkgroupWgsl) + kCountWgsl, {Binding::Storage}};
   Kernel k0(ctx, {"selftest.count", "a", {{"KIND", 0.0}}}, src);
@@ -166,7 +166,7 @@ DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t work
     r.gpu_timed = true;
   }
   r.device_us_per_dispatch = device_us / dispatches;
-  const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, kCounters);
+  const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, counters);
   r.correct = std::all_of(out.begin(), out.end(), [dispatches](uint32_t v) { return v == static_cast<uint32_t>(dispatches); });
   return r;
 }

@@ -305,8 +305,8 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
       if (touch) constants.emplace_back("TOUCH", 1.0);
       if (touch_next) constants.emplace_back("TOUCH_NEXT", 1.0);
     }
-    // Diagnostics: the kernel ends after staging x or after its products (q4_gemv.wgsl's STOP);
-    // the product's output is not written.
+    // Diagnostics: the kernel ends after one of its phases (q4_gemv.wgsl's STOP, stop_code); the
+    // product's output is not written.
     if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty()) {
       constants.emplace_back("STOP", static_cast<double>(stop_code(stop)));
     }
