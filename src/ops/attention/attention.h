@@ -30,7 +30,8 @@ std::string variant_wgsl(const shaders::ShaderVariant& variant);
 // that sdpa_flash's flash_rope variants bind more than its flash ones.
 std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant);
 // The pipeline of a generated attention variant, by name.
-const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant);
+const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant,
+                          std::vector<std::pair<std::string, double>> constants = {});
 
 // The runtime option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent,
 // nullopt when it is malformed or out of range (a guard declines its route then).

@@ -63,6 +63,19 @@ uint32_t default_single_max(uint32_t dim) {
 }
 constexpr uint32_t kMaxSingleOption = 1u << 20;
 
+// The sdpa_decode_stop option (diagnostics, wrong results): the split pass ends after its
+// prologue, after phase A of each tile, or after its softmax (no p * v): sdpa_flash.wgsl's STOP;
+// 0 for no option, nullopt for a value that is none of those.
+std::optional<uint32_t> stop_option(const NodeContext& ctx) {
+  const auto it = ctx.options().find("sdpa_decode_stop");
+  if (it == ctx.options().end()) return 0;
+  const std::string& v = it->second;
+  if (v == "prologue") return 1;
+  if (v == "scores") return 2;
+  if (v == "softmax") return 3;
+  return std::nullopt;
+}
+
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
 }
@@ -122,6 +135,10 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_chunks is \"" + ctx.options().find("sdpa_decode_chunks")->second + "\", not a count from 1 to " +
            std::to_string(kMaxChunksOption);
   }
+  if (!stop_option(ctx)) {
+    return "sdpa_decode_stop is \"" + ctx.options().find("sdpa_decode_stop")->second +
+           "\", not prologue, scores or softmax";
+  }
   if (!single_option(ctx)) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
@@ -155,7 +172,9 @@ struct NewRows {
 // there, 0 where pass 1 or 2 wrote out (a single pass, or more chunks: pass 2 then runs).
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope,
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
-  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx));
+  std::vector<std::pair<std::string, double>> constants;
+  if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
+  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options

@@ -95,6 +95,15 @@ var<workgroup> mx_s: array<vec4<f32>, MAX_G * 2u>;        // [head][8]: max of 8
 var<workgroup> m_s: array<f32, MAX_G>;
 var<workgroup> alpha_s: array<f32, MAX_G>;                // rescale of the accumulators this tile
 
+// Diagnostics (the sdpa_decode_stop option): 1 ends each workgroup after its prologue, 2 runs
+// only phase A of each tile, 3 phases A, B1 and B2 (no p * v), so that a profile tells the
+// phases' costs apart; what was computed is kept (keep_f32: pad0 is always 0) and nothing is
+// written. 0 (the default) runs everything.
+override STOP: u32 = 0u;
+fn keep_f32(v: f32) {
+  if (params.pad0 == 1u) { Out[0] = bitcast<u32>(v); }
+}
+
 fn load_q2(i: u32) -> vec2<f32> { return {{load_q2}}; }
 fn load_k2(i: u32) -> vec2<f32> { return {{load_k2}}; }
 fn load_v2(i: u32) -> vec2<f32> { return {{load_v2}}; }
@@ -371,6 +380,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c_rg = lid / units;
 
   {{prologue}}(qb, kb, bkv, c + 1u == params.chunks, lid);  // q_s holds the scaled queries
+  if (STOP == 1u) {
+    keep_f32(q_s[lid].x);
+    return;
+  }
   var m_r = vec4<f32>(NEG);   // running max of item slot k (all of a head's slots agree)
   var l_r = vec4<f32>(0.0);   // running sum of exp(score - m) of the slot's row
   var a0 = vec4<f32>(0.0);    // accumulators of units c_u0 and c_u1 over row group c_rg
@@ -390,6 +403,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (a_nh > 3u) { set_part(e + 3u * T, d.w); }
     }
     workgroupBarrier();
+    if (STOP == 2u) { continue; }
     // B1: rows r0 .. r0 + 7 of head g, two vec4 of each of the S partials.
     if (lid < G * 8u) {
       let r0 = lid * 8u;  // = g * T + 8 * (lid % 8) as an index of [head][row]
@@ -424,6 +438,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     workgroupBarrier();
+    if (STOP == 3u) { continue; }
     // C: the rows' p * v, after rescaling by the head's alpha.
     if (c_rg < R) {
       let vb = kb + j0 * dim;
@@ -432,6 +447,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
 
+  if (STOP != 0u) {
+    keep_f32(part_s[lid % (MAX_G * T / 4u)].x + p_s[lid % (MAX_G * T / 4u)].x + a0.x + a1.x + l_r.x + m_r.x);
+    return;
+  }
   // q_s and part_s were last read before the last tile's B2 barrier: they take the R partial
   // accumulators and each row's l.
   if (c_rg < R) {

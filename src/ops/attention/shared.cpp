@@ -89,10 +89,11 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
   throw std::logic_error("attention template " + std::string(t) + " has no bindings");
 }
 
-const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant) {
+const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant,
+                          std::vector<std::pair<std::string, double>> constants) {
   const shaders::ShaderVariant* v = shaders::find_attention(variant);
   if (!v) throw graph::GraphError(ctx.label() + ": no attention variant " + variant);
-  return variant_kernel(ctx, *v, variant_bindings(*v), prelude(v->template_id));
+  return variant_kernel(ctx, *v, variant_bindings(*v), prelude(v->template_id), std::move(constants));
 }
 
 std::optional<uint32_t> count_option(const NodeContext& ctx, std::string_view name, uint32_t fallback, uint32_t lo,

@@ -4,6 +4,8 @@
 // (b) a fresh program per step: the caches hold only the step's own tokens (zeros elsewhere), so
 //     after the first step the outputs must diverge: the in-graph cache really accumulates.
 // Both first check that step 0 (input_pos 0, nothing to remember) does match.
+// And sdpa_decode_stop (diagnostics) really ends flash decoding's split pass early: with it every
+// step's output leaves the tolerance, without it (the same steps) every step matches.
 #include <algorithm>
 #include <cmath>
 #include <ostream>
@@ -92,6 +94,33 @@ TEST_P(Control, FreshProgramPerStepDiverges) {
 
 INSTANTIATE_TEST_SUITE_P(Routes, Control, ::testing::ValuesIn(kControlCases),
                          [](const auto& tp) { return tp.param.name; });
+
+TEST(FlashStop, EveryStopLeavesTheOutputUncomputed) {
+  for (const char* stop : {"", "prologue", "scores", "softmax"}) {
+    SCOPED_TRACE(std::string("sdpa_decode_stop ") + stop);
+    AttnConfig c = control_config({"Flash", 64, 1, {}, "flash_decoding"});
+    c.options = {{"sdpa_decode_single_max", "0"}};  // the split pass at every step
+    if (*stop) c.options["sdpa_decode_stop"] = stop;
+    graph::GraphBuilder b;
+    Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);
+    ASSERT_EQ(testing::route_of(prog, "sdpa").route, "flash_decoding");
+    AttnReference ref(c, false);
+    for (const testing::Step& st : testing::make_steps(c, {1, 1, 1, 1}, 700)) {
+      const std::vector<float> got = testing::run_step(prog, c, st);
+      ref.append(st);
+      EXPECT_EQ(testing::close(got, ref.attend(st)), *stop == '\0') << "step at input_pos " << st.pos;
+    }
+  }
+  AttnConfig c = control_config({"Flash", 64, 1, {}, "flash_decoding"});
+  c.options = {{"sdpa_decode_stop", "tiles"}};
+  graph::GraphBuilder b;
+  Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);
+  const RouteChoice& sdpa = testing::route_of(prog, "sdpa");
+  EXPECT_NE(sdpa.route, "flash_decoding");
+  EXPECT_NE(testing::rejected_text(sdpa).find("sdpa_decode_stop is \"tiles\", not prologue, scores or softmax"),
+            std::string::npos)
+      << testing::rejected_text(sdpa);
+}
 
 }  // namespace
 }  // namespace wgx::runtime
