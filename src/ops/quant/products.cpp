@@ -32,10 +32,9 @@
 // int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
 // with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
-// quant_gemv_stop = read | squares | stage | products (diagnostics, wrong results): q4_gemv ends
-// after reading x + residual (the norm prologue's; the others end after staging), after their
-// sum of squares (likewise), after staging x, or after its products, so a profile tells its
-// phases' costs apart.
+// quant_gemv_stop = read | stage | products (diagnostics, wrong results): q4_gemv ends after
+// reading x + residual (the norm prologue's; the others end after staging), after staging x, or
+// after its products, so a profile tells its phases' costs apart.
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -184,7 +183,7 @@ uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
 
 // q4_gemv's STOP constant for a quant_gemv_stop value (diagnostics); 0 for an unknown one.
 uint32_t stop_code(const std::string& stop) {
-  return stop == "stage" ? 1 : stop == "products" ? 2 : stop == "read" ? 3 : stop == "squares" ? 4 : 0;
+  return stop == "stage" ? 1 : stop == "products" ? 2 : stop == "read" ? 3 : 0;
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
@@ -196,7 +195,7 @@ std::string check_tpc_option(const NodeContext& ctx) {
   uint64_t wgs = 0;
   if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;
   if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty() && stop_code(stop) == 0) {
-    return "the quant_gemv_stop option is '" + stop + "', not read, squares, stage or products";
+    return "the quant_gemv_stop option is '" + stop + "', not read, stage or products";
   }
   const std::string reduce = option(ctx, "quant_gemv_reduce");
   if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
@@ -255,10 +254,11 @@ bool x8(const NodeContext& ctx, const Facts& f) {
 }
 
 // Workgroup bytes of q4_gemv's staged variants (256 invocations share the staging): x (K floats,
-// or K bytes and a scale and sum per 32), the reduction's memory, and the prologue's sums of
-// squares.
+// or K bytes and a scale and sum per 32, with the rounding's maxima and sums), the reduction's
+// memory, and the prologue's sums of squares (the int8 stages all declare them: ssq, ssq_part).
 uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
-  return (int8 ? f.k + f.k / 4 + 8 * kWorkgroup : 4 * f.k) + kQ4GemvStorage + (stage == Stage::Norm ? 4 * kWorkgroup : 0) +
+  const uint64_t squares = int8 ? 4 * kWorkgroup + 4 * 16 : stage == Stage::Norm ? 4 * kWorkgroup : 0;
+  return (int8 ? f.k + f.k / 4 + 8 * kWorkgroup : 4 * f.k) + kQ4GemvStorage + squares +
          (stage == Stage::Comb ? 4 * (2 * kCombWeights + kCombHeads) : 0);
 }
 

@@ -68,16 +68,38 @@ var<workgroup> xd: array<vec2<f32>, XD>;
 
 var<workgroup> qmax: array<f32, WG>;
 var<workgroup> qsum: array<i32, WG>;
+var<workgroup> ssq: array<f32, WG>;  // the norm prologues' partial sums of squares
+
+// The norm prologue's sum of squares (SSQ, norm.i8) rides stage_quarter_i8's barriers: each
+// invocation's partial sum goes to ssq before its first, SSQ_PARTS invocations add up
+// WG / SSQ_PARTS of them each into ssq_part before its second, and row_ssq() adds those after
+// the staging. The int8 rounding needs no sum of squares: a chunk's values and its largest
+// magnitude scale alike, so the norm's 1 / rms multiplies the finished product instead (x_scale).
+const SSQ: bool = {{ssq}};
+const SSQ_PARTS = 16u;
+var<workgroup> ssq_part: array<f32, SSQ_PARTS>;
+fn row_ssq() -> f32 {
+  var s = 0.0;
+  for (var j = 0u; j < SSQ_PARTS; j++) { s += ssq_part[j]; }
+  return s;
+}
 
 // Quarter qi (elements 8qi .. 8qi + 7 of the row: a, b) of chunk qi / 4 rounded to int8 as
 // i8_chunk rounds the whole chunk (the same values bit for bit): the four invocations of a chunk
 // (neighbouring lids) trade their largest magnitudes and integer sums through workgroup memory,
 // so an invocation holds 8 values, not 32 (registers: a staged kernel's prologue sets its
-// count). Called by every invocation of the workgroup (it has barriers); `live`: qi is in the row.
-fn stage_quarter_i8(lid: u32, qi: u32, nc: u32, a: vec4<f32>, b: vec4<f32>, live: bool) {
+// count). Called by every invocation of the workgroup (it has barriers); `live`: qi is in the row;
+// `ss`: with SSQ, this invocation's sum of squares so far (the last call's is the one kept).
+fn stage_quarter_i8(lid: u32, qi: u32, nc: u32, a: vec4<f32>, b: vec4<f32>, live: bool, ss: f32) {
   let am = max(abs(a), abs(b));
   qmax[lid] = max(max(am.x, am.y), max(am.z, am.w));
+  if (SSQ) { ssq[lid] = ss; }
   workgroupBarrier();
+  if (SSQ && lid < SSQ_PARTS) {
+    var s = 0.0;
+    for (var j = 0u; j < WG / SSQ_PARTS; j++) { s += ssq[lid * (WG / SSQ_PARTS) + j]; }
+    ssq_part[lid] = s;
+  }
   let g = lid & ~3u;
   let amax = max(max(qmax[g], qmax[g + 1u]), max(qmax[g + 2u], qmax[g + 3u]));
   let inv = select(0.0, 127.0 / amax, amax > 0.0);
@@ -98,7 +120,7 @@ fn stage_quarter_i8(lid: u32, qi: u32, nc: u32, a: vec4<f32>, b: vec4<f32>, live
   if (live && h == 0u) {
     xd[c] = vec2<f32>(amax / 127.0, 8.0 * f32(qsum[lid] + qsum[lid + 1u] + qsum[lid + 2u] + qsum[lid + 3u]));
   }
-  workgroupBarrier();  // qmax and qsum are rewritten by the next quarters
+  workgroupBarrier();  // qmax, qsum and ssq are rewritten by the next quarters
 }
 
 // Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).
@@ -178,10 +200,10 @@ fn touch_next(tile: u32, lid: u32) -> Touched {
 fn fold(a: Touched, b: Touched) -> Touched { return Touched(a.w ^ b.w, a.s ^ b.s); }
 
 // Diagnostics (the quant_gemv_stop option): 1 ends each workgroup after staging x, 2 after the
-// products, before the reduction and the writes; in the norm prologue (norm.i8) 3 ends it after
-// reading x + residual and 4 after the sum of their squares, before the int8 rounding (the other
-// stages end after staging at 3 and 4), so that a profile tells the phases' costs apart; what was
-// computed is kept (keep_f32) and nothing is written. 0 (the default) runs everything.
+// products, before the reduction and the writes; 3 in the norm prologue (norm.i8) after reading
+// x, the residual and the norm weights, before the int8 rounding (the other stages end after
+// staging at 3), so that a profile tells the phases' costs apart; what was computed is kept
+// (keep_f32) and nothing is written. 0 (the default) runs everything.
 override STOP: u32 = 0u;
 fn keep_f32(v: f32) {
   if (params.pad2 == 1u) { Out0[0] = bitcast<u32>(v); }
@@ -253,6 +275,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
   var touched = touch_first(wg, lid);
+  var x_scale = 1.0;  // the norm prologue's 1 / rms with x in int8 (SSQ): the product's factor
   {{stage}}
   {{lane_groups}}
   if (STOP == 1u || STOP >= 3u) {
@@ -291,7 +314,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         {{reduce}}
         if (t == 0u && n0 < params.n) {
           // Columns past N (clamped) are not written.
-          let v = sum + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
+          let v = sum * x_scale + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
           if ((params.flags & SWIGLU) != 0u) {
             // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
             let j = n0 / 2u;

@@ -235,13 +235,13 @@ TEST(QuantOptions, BadReduceOptionIsABuildError) {
 }
 
 TEST(QuantOptions, StopLeavesTheProductUnwritten) {
-  // quant_gemv_stop (diagnostics) ends q4_gemv after a phase (the norm prologue's reads, its
-  // squares, the staging, the products): that program's output is never written, while the same
+  // quant_gemv_stop (diagnostics) ends q4_gemv after a phase (the norm prologue's reads, the
+  // staging, the products): that program's output is never written, while the same
   // graph without the option computes the product (within its bound: the control). The spec
   // (add_rms_norm_linear_swiglu) has the norm prologue, so every stop point is reached.
   const DType f32 = DType::f32;
   const testing::ProductSpec spec{"a", 1, 44, 256, 32, f32, f32, false, {}, "q4_gemv", false, false, true, true};
-  for (const char* stop : {"read", "squares", "stage", "products"}) {
+  for (const char* stop : {"read", "stage", "products"}) {
     SCOPED_TRACE(stop);
     graph::GraphBuilder b;
     Products p;
