@@ -100,13 +100,33 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
   return c;
 }
 
+// Where the projection merges the chunks (rope_sdpa_linear's `fold`): chunks of at least this many
+// rows (the sdpa_decode_fold_rows option sets another: tuning) and at most the fold bound, while
+// that keeps each chunk within one tile (up to 20 x 64 = 1,280 visible rows by default). A chunk
+// of up to one tile costs its workgroup about the same whatever its rows, so fewer, fuller
+// chunks leave the projection fewer to merge, and the bound keeps the combine pass away. On the
+// H200 (decode tok/s over 256 tokens from input_pos 128 / 512, PERFORMANCE.md, 2026-11-30
+// evening), chunks of at least 64 rows against 32 and the earlier plan (16-row chunks, at most
+// 32 of them, the combine pass past 20): Llama-3.2-1B 1,139 / 1,120 against 1,132 / 1,092 and
+// 1,106 / 1,085; Qwen3-0.6B 854 / 836 against 850 / 812 and 822 / 799.
+constexpr uint32_t kFoldRows = 64;
+std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
+  return count_option(ctx, "sdpa_decode_fold_rows", kFoldRows, 1, kRowsPerTile);
+}
+
 // One step: its chunks, and whether it is a single pass (then one chunk of all visible rows).
 struct Plan {
   Chunks chunks;
   bool single = false;
 };
-Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max) {
+// `fold_max`: the chunks the consumer merges (0: it merges none), in chunks of at least
+// `fold_rows` rows (kFoldRows).
+Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max, uint32_t fold_max, uint32_t fold_rows) {
   if (visible <= single_max) return {{visible, 1}, true};
+  if (const uint32_t most = std::min(fold_max, limit); most > 0) {
+    const uint32_t rows = std::max(fold_rows, (visible + most - 1) / most);
+    if (rows <= kRowsPerTile) return {{rows, (visible + rows - 1) / rows}, false};
+  }
   return {chunks_for(visible, limit), false};
 }
 uint32_t max_chunks(const Geometry& g, uint32_t limit) { return std::min(limit, (g.max_seq + kMinChunk - 1) / kMinChunk); }
@@ -142,6 +162,10 @@ std::string guard(const NodeContext& ctx) {
   if (!single_option(ctx)) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
+  }
+  if (!fold_rows_option(ctx)) {
+    return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
+           "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
   }
   const uint32_t limit = *chunk_option(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
@@ -179,6 +203,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
   const uint32_t single_max = single_option(ctx, fold != nullptr).value();
+  const uint32_t fold_rows = fold_rows_option(ctx).value();
+  const uint32_t fold_chunks = fold ? fold_max : 0;
   const PartLayout layout = part_layout(ctx, max, limit);
   const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
   const gpu::BufferBinding stats{part.buffer, part.offset, layout.stats_bytes};
@@ -212,7 +238,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Plan p = plan_for(pos + 1, limit, single_max);
+    const Plan p = plan_for(pos + 1, limit, single_max, fold_chunks, fold_rows);
     if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
@@ -223,7 +249,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   };
   auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max);
+    const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max, fold_chunks, fold_rows);
     const uint32_t rows = g.batch * g.seq * g.hq;
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;

@@ -12,8 +12,9 @@
 //     as the kernel rounds it (so the projection is checked against what it was given, not
 //     against another kernel; the caches as the separate nodes' bit for bit.
 // Which path a step takes follows sdpa_flash.cpp's plan (split_plan below): by default 1, 5 and
-// 64 visible rows single (one tile), 129 and 300 rows in 9 and 19 chunks merged (the bound is
-// 20), and with the bound at 4 those two through pass 2. Routes: one-token steps take
+// 64 visible rows single (one tile), 129 and 300 rows in 3 and 5 chunks of 64 rows merged (the
+// bound is 20 chunks, of at least 64 rows while they fit a tile), and with the bound at 4, 129
+// rows in 3 chunks merged, 300 rows (4 chunks would pass a tile: 19 of 16) through pass 2. Routes: one-token steps take
 // rope_flash_decoding+merged_q4_gemv and record two dispatches at merged steps, where the
 // separate nodes record three (controls: those nodes, and sdpa_decode_fold_chunks = 0 on the
 // same node, which record three with the same results); activations in f16 take the composite
@@ -39,7 +40,7 @@ using testing::Step;
 
 constexpr int64_t kMaxSeq = 304, kMaxNew = 64, kN = 96;
 constexpr uint32_t kGroup = 32;
-constexpr int64_t kFoldChunks = 20, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64;  // sdpa_flash.cpp's defaults
+constexpr int64_t kFoldChunks = 20, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64, kFoldRows = 64;  // sdpa_flash.cpp's defaults
 constexpr double kEps = 1e-6;
 // Tokens per step: one-token steps at input_pos 0, 4, 63, 128 and 299, prefill chunks between.
 const std::vector<int64_t> kLengths = {1, 3, 1, 58, 1, 64, 1, 64, 64, 42, 1};
@@ -62,7 +63,8 @@ const Case kCases[] = {
     {"G4_D64_F32Cache_ThreeChunks", 8, 2, 64, DType::f32, DType::f32, false, testing::kLlamaRope,
      {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}}, "m"},
     {"G1_D64_F16Io_Composite", 2, 2, 64, DType::f16, DType::f16, false, testing::kLlamaRope, {}, ""},
-    // Split steps of more than 4 chunks (129 and 300 rows: 9 and 19) through pass 2.
+    // 129 rows merged in 3 chunks (the plan's fuller chunks: 9 of 16 would go through pass 2), 300
+    // rows (19 chunks) through pass 2.
     {"G4_D64_F16Cache_FoldUpTo4", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope,
      {{"sdpa_decode_fold_chunks", "4"}}, "sp"},
 };
@@ -166,6 +168,11 @@ int64_t option(const Case& c, const char* name, int64_t fallback) {
 int64_t split_plan(const Case& c, int64_t visible) {
   if (visible <= option(c, "sdpa_decode_single_max", kOneTile)) return 0;
   const int64_t limit = option(c, "sdpa_decode_chunks", kMaxChunks);
+  // Fewer, fuller chunks where the projection merges them (at most the bound, each within a tile).
+  if (const int64_t most = std::min(option(c, "sdpa_decode_fold_chunks", kFoldChunks), limit); most > 0) {
+    const int64_t rows = std::max(option(c, "sdpa_decode_fold_rows", kFoldRows), (visible + most - 1) / most);
+    if (rows <= kOneTile) return (visible + rows - 1) / rows;
+  }
   const int64_t per_chunk = (visible + limit - 1) / limit;
   const int64_t rows = std::max(kMinChunk, (per_chunk + kMinChunk - 1) / kMinChunk * kMinChunk);
   return (visible + rows - 1) / rows;
