@@ -120,6 +120,7 @@ CpuTime cpu_now() { return {cpu_seconds(CLOCK_PROCESS_CPUTIME_ID), thread_cpu_no
 struct Timing {
   int64_t prefill_steps = 0;
   size_t prefill_dispatches = 0;  // of the last prefill step
+  size_t prefill_submits = 0;     // its command buffers (Program::execute submits a long step in parts)
   size_t decode_dispatches = 0;   // of a decode step
   double prefill_s = 0;           // until the prompt's logits are on the host
   double first_token_s = 0;       // until the first token is sampled
@@ -168,6 +169,7 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
   const auto t0 = Clock::now();
   t.prefill_steps = prefill(p, prompt, start, chunk);
   t.prefill_dispatches = p.dispatches_per_execute();
+  t.prefill_submits = p.submits_per_execute();
   const std::vector<float> logits = p.read_f32("logits");
   t.prefill_s = since(t0);
   int32_t token = llm::argmax(logits);
@@ -214,6 +216,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
     p.execute();
   }
   t.prefill_dispatches = p.dispatches_per_execute();
+  t.prefill_submits = p.submits_per_execute();
   t.tokens.push_back(reads.front().i32().at(0));
   reads.pop_front();
   t.prefill_s = since(t0);
@@ -469,6 +472,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"decode_in_flight", pipelined ? a.in_flight : 1},
         {"decode_tok_s", decode_tok_s},
         {"dispatches_per_prefill_step", t.prefill_dispatches},
+        {"submits_per_prefill_step", t.prefill_submits},
         {"dispatches_per_decode_token", t.decode_dispatches},
         {"submits_per_decode_token", submits_per_step},
         {"host_wall_ms_per_decode_token", per_token_ms(t.decode_s, n)},
@@ -502,11 +506,11 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
 
   const auto hb = [](uint64_t b) { return runtime::human_bytes(b); };
   std::printf("model        %s (%s), ready in %.1f s\n", name.c_str(), m.description.c_str(), m.load_seconds);
-  std::printf("prefill      %s in %.3f s: %s tok/s (%lld step%s, %zu dispatches in the last; median of %lld runs, "
+  std::printf("prefill      %s in %.3f s: %s tok/s (%lld step%s, %zu dispatches in %zu submit%s in the last; median of %lld runs, "
               "fastest %s tok/s)\n",
               tokens_at(a.prompt_tokens, start - a.prompt_tokens).c_str(), t.prefill_s, rate(prefill_tok_s).c_str(),
               static_cast<long long>(t.prefill_steps), t.prefill_steps == 1 ? "" : "s", t.prefill_dispatches,
-              static_cast<long long>(a.prefill_runs),
+              t.prefill_submits, t.prefill_submits == 1 ? "" : "s", static_cast<long long>(a.prefill_runs),
               rate(static_cast<double>(a.prompt_tokens) / fastest_prefill_s).c_str());
   std::printf("first token  %.3f s\n", t.first_token_s);
   std::printf("warm-up      %d untimed run%s of the same shape first (--warmup %lld ms)\n", warmups,

@@ -160,6 +160,7 @@ struct Program::Impl {
   ParamArena params{gpu};  // before the steps: their bind groups refer to its buffers
   ScratchPool scratch{gpu};  // likewise
   gpu::Timing timing = gpu::Timing::Off;
+  bool submit_parts = true;  // the submit_parts option (execute())
 
   std::vector<TensorRef> refs;                 // per value
   std::vector<std::vector<int64_t>> shapes;    // per value, current sizes
@@ -346,6 +347,12 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
   graph::validate(g);
   if (const auto it = m.options.find("profile"); it != m.options.end()) {
     m.timing = it->second == "1" ? gpu::Timing::Dispatches : it->second == "passes" ? gpu::Timing::Passes : gpu::Timing::Off;
+  }
+  if (const auto it = m.options.find("submit_parts"); it != m.options.end()) {
+    if (it->second != "on" && it->second != "off") {
+      throw std::invalid_argument("the submit_parts option is '" + it->second + "', not on or off");
+    }
+    m.submit_parts = it->second == "on";
   }
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
@@ -636,18 +643,41 @@ void Program::execute(int repeats) {
   m.params.flush();
   const double t2 = thread_cpu_seconds();
   host_times_.params += t2 - t1;
-  gpu::Recorder rec(m.gpu, "execute", m.timing);
+  // A step of many dispatches (prefill) goes to the GPU in parts, so that it starts on the first
+  // while the host records and submits the rest: the first part ends at kFirstPart dispatches,
+  // each next one is twice as long, and the last holds the feeds' copies and the readbacks. One-
+  // token steps (pipelined: the host records while earlier steps run), repeated and profiled
+  // executes, and the submit_parts = off option keep one command buffer.
+  const bool parts = m.submit_parts && !small && repeats == 1 && m.timing == gpu::Timing::Off;
+  std::optional<gpu::Recorder> rec(std::in_place, m.gpu, "execute", m.timing);
+  size_t recorded = 0;  // dispatches of the parts submitted
+  size_t submitted = 0;  // parts submitted
+  size_t part_end = kFirstPart;
+  double submitting = 0;
+  // A part that fails throws as a failed recording does: the reads asked for stay pending.
   for (int i = 0; i < repeats; ++i) {
-    for (auto& step : m.steps) step.active(small).exec->record(rec);
+    for (auto& step : m.steps) {
+      step.active(small).exec->record(*rec);
+      if (parts && rec->dispatches() >= part_end) {
+        const double s0 = thread_cpu_seconds();
+        recorded += rec->dispatches();
+        rec->submit();
+        ++submitted;
+        rec.emplace(m.gpu, "execute", m.timing);
+        part_end *= 2;
+        submitting += thread_cpu_seconds() - s0;
+      }
+    }
   }
-  dispatches_ = rec.dispatches() / static_cast<size_t>(repeats);
+  dispatches_ = (recorded + rec->dispatches()) / static_cast<size_t>(repeats);
   const double t3 = thread_cpu_seconds();
-  host_times_.record += t3 - t2;
+  host_times_.record += t3 - t2 - submitting;
+  host_times_.submit += submitting;
   for (const Impl::Feed& f : m.feeds) {
     const TensorRef& from = m.refs[f.output];
     const TensorRef& to = m.refs[f.input];
     const uint64_t bytes = storage_bytes(from.storage, numel(m.shapes[f.output]));
-    if (bytes) rec.copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
+    if (bytes) rec->copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
   }
   std::vector<std::shared_ptr<AsyncRead::State>> reads;
   for (const auto& weak : m.pending_reads) {
@@ -657,14 +687,14 @@ void Program::execute(int repeats) {
     const TensorRef& r = m.refs[v];
     st->shape = m.shapes[v];
     st->bytes = storage_bytes(r.storage, numel(st->shape));
-    if (st->bytes) rec.readback(*r.buffer, r.offset, st->bytes, *st->slot->buffer);
+    if (st->bytes) rec->readback(*r.buffer, r.offset, st->bytes, *st->slot->buffer);
     reads.push_back(std::move(st));
   }
   m.pending_reads.clear();
   const double t4 = thread_cpu_seconds();
   host_times_.copies += t4 - t3;
   try {
-    rec.submit();
+    rec->submit();
   } catch (...) {
     for (const auto& st : reads) st->failed = true;
     throw;
@@ -681,7 +711,8 @@ void Program::execute(int repeats) {
     if (m.sym_values[sym] != value) set_sym(m.graph.syms[sym].name, value);
   }
   for (Impl::Feed& f : m.feeds) f.fed_shape = m.shapes[f.output];
-  timings_ = rec.timings();
+  timings_ = rec->timings();
+  submits_ = submitted + 1;
 }
 
 void Program::set_timing(gpu::Timing timing) { impl_->timing = timing; }

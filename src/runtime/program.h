@@ -120,7 +120,12 @@ class Program {
   }
 
   // Records every node into one command buffer and submits it; waits for nothing (the GPU runs
-  // it while the host goes on). Throws std::logic_error, before submitting anything, when a fed
+  // it while the host goes on). A step of more than kFirstPart dispatches outside the one-token
+  // class (prefill) is submitted in parts instead, each ending at a node boundary once it holds
+  // kFirstPart, 2 x kFirstPart, 4 x ... dispatches, so that the GPU starts on the first while the
+  // host records the rest (the runtime option submit_parts = off, profiling or `repeats` > 1
+  // keep one command buffer; submits_per_execute() says how many the last took). Throws
+  // std::logic_error, before submitting anything, when a fed
   // input's shape no longer matches what its feed wrote (see feed_from). `repeats` > 1 records
   // the nodes that many times back to back in the command buffer (feeds and readbacks once, after
   // the last): a kernel's cost in a stream of dependent dispatches, with Timing::Passes (bench-op).
@@ -171,6 +176,8 @@ class Program {
   const std::vector<gpu::DispatchTiming>& last_timings() const { return timings_; }
   void set_timing(gpu::Timing timing);
   size_t dispatches_per_execute() const { return dispatches_; }
+  size_t submits_per_execute() const { return submits_; }
+  static constexpr size_t kFirstPart = 16;
   // Queue writes of uniform params so far: only params that changed since the last execute are
   // uploaded, one write per dirty page.
   size_t param_uploads() const;
@@ -201,6 +208,7 @@ class Program {
   MemoryReport memory_;
   std::vector<gpu::DispatchTiming> timings_;
   size_t dispatches_ = 0;
+  size_t submits_ = 0;
   size_t mutation_copies_ = 0;
   HostTimes host_times_;
 };

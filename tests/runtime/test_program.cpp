@@ -134,6 +134,45 @@ TEST(Program, RepeatedExecutesRecordTheStepsBackToBack) {
   EXPECT_TRUE(close(prog.read_f32("y"), want));
 }
 
+TEST(Program, LongStepsAreSubmittedInParts) {
+  // y = x + w + w + ... (60 dependent adds). At seq > 1 (outside the one-token class) the step
+  // goes to the GPU in parts of 16, 32 and the rest: three submits, the same bits as the program
+  // with submit_parts = off (the control: one submit), and an asynchronous read armed before it
+  // collects the result. At seq = 1 (one-token steps, pipelined) one submit.
+  constexpr int kAdds = 60;
+  GraphBuilder b;
+  auto seq = b.sym("seq", 1, 8);
+  auto x = b.input("x", DType::f32, {seq, 64});
+  const auto vw = random_floats(64, 8);
+  auto w = b.constant("w", DType::f32, {64}, bytes_of(vw));
+  graph::ValueId y = x;
+  for (int i = 0; i < kAdds; ++i) y = b.op1("add", {y, w});
+  b.output("y", y);
+  const graph::Graph g = b.build();
+  Program parts(shared_context(), g, b.weights());
+  Program whole(shared_context(), g, b.weights(), {{"submit_parts", "off"}});
+  for (int64_t s : {5, 1, 8}) {
+    SCOPED_TRACE("seq " + std::to_string(s));
+    const auto vx = random_floats(static_cast<size_t>(s) * 64, static_cast<uint32_t>(s));
+    std::vector<float> want(vx);
+    for (int i = 0; i < kAdds; ++i) {
+      for (size_t j = 0; j < want.size(); ++j) want[j] += vw[j % 64];
+    }
+    parts.set_input<float>("x", vx, {s, 64});
+    whole.set_input<float>("x", vx, {s, 64});
+    AsyncRead read = parts.read_async("y");
+    parts.execute();
+    whole.execute();
+    EXPECT_EQ(parts.dispatches_per_execute(), static_cast<size_t>(kAdds));
+    EXPECT_EQ(parts.submits_per_execute(), s == 1 ? 1u : 3u);
+    EXPECT_EQ(whole.submits_per_execute(), 1u);
+    EXPECT_TRUE(close(parts.read_f32("y"), want));
+    EXPECT_EQ(parts.read_f32("y"), whole.read_f32("y"));
+    EXPECT_EQ(read.f32(), whole.read_f32("y"));
+  }
+  EXPECT_THROW(Program(shared_context(), g, b.weights(), {{"submit_parts", "maybe"}}), std::invalid_argument);
+}
+
 TEST(Program, IntermediatesReuseMemory) {
   GraphBuilder b;
   auto x = b.input("x", DType::f32, {1024});
