@@ -76,6 +76,14 @@ std::optional<uint32_t> stop_option(const NodeContext& ctx) {
   return std::nullopt;
 }
 
+// The sdpa_decode_k8 option (tuning; default off): with f16 caches and head_dim a multiple of 8,
+// the split pass binds K as vec4<u32>s and reads eight values of a k row per load in phase A
+// (sdpa_flash.wgsl's k8 variants); elsewhere it changes nothing.
+bool k8(const NodeContext& ctx) {
+  return on_off_option(ctx, "sdpa_decode_k8", false).value_or(false) && float_label(ctx.input(1).storage) == "f16" &&
+         geometry_max(ctx).dim % 8 == 0;
+}
+
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
 }
@@ -163,6 +171,9 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
   }
+  if (!on_off_option(ctx, "sdpa_decode_k8", false)) {
+    return "sdpa_decode_k8 is \"" + ctx.options().find("sdpa_decode_k8")->second + "\", not on or off";
+  }
   if (!fold_rows_option(ctx)) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
@@ -198,7 +209,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   std::vector<std::pair<std::string, double>> constants;
   if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
-  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
+  const gpu::Kernel& split =
+      kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx) + (k8(ctx) ? ".k8" : ""), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options

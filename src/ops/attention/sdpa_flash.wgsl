@@ -25,6 +25,8 @@
 //     both) and row group: the units * R invocations (R = WG / units) each take every R-th block
 //     of 4 rows, two blocks (eight loads) at a time, rescaling by alpha first; the R partial
 //     accumulators stay in registers across tiles and are added once at the end.
+//   With k8 (f16 caches, the sdpa_decode_k8 option) phase A reads a vec4 (eight values) per
+//   load: partial_dots8, four loads in flight per invocation.
 // Three barriers per tile (after A, B1, B2); phase C needs none after it: the next tile's A
 // writes only part_s, which C does not read, and its B1 (which writes p_s) waits for A's barrier.
 //
@@ -63,7 +65,7 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
-@group(0) @binding(2) var<storage, {{cache_access}}> K: array<u32>;  // the caches [B, Hkv, MaxS, D]
+@group(0) @binding(2) var<storage, {{cache_access}}> K: array<{{k_elem}}>;  // the caches [B, Hkv, MaxS, D]
 @group(0) @binding(3) var<storage, {{cache_access}}> V: array<u32>;
 // The chunks' partial results: (m, l) per slot, then from acc_base the accumulators, dim / 2 pairs
 // per slot.
@@ -138,6 +140,44 @@ fn partial_dots(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f3
     if (nh > 1u) { d.y += dot(q_s[q0 + half + p], k); }
     if (nh > 2u) { d.z += dot(q_s[q0 + 2u * half + p], k); }
     if (nh > 3u) { d.w += dot(q_s[q0 + 3u * half + p], k); }
+  }
+  return d;
+}
+
+// The k8 variants (f16 caches, head_dim a multiple of 8, the sdpa_decode_k8 option) bind K as
+// vec4<u32>s and read its rows 8 values per load: load_k8 gives vec4 w of K (elements 8w ..
+// 8w + 7), store_k8 writes one (the others' bodies are empty: nothing calls them there).
+fn load_k8(w: u32) -> vec4<u32> { {{load_k8}} }
+fn store_k8(w: u32, v: vec4<u32>) { {{store_k8}} }
+
+// One head's share of a vec4 of k (four pairs from pair q of its query).
+fn qk8(q: u32, k: vec4<u32>) -> f32 {
+  return (dot(q_s[q], unpack2x16float(k.x)) + dot(q_s[q + 1u], unpack2x16float(k.y))) +
+         (dot(q_s[q + 2u], unpack2x16float(k.z)) + dot(q_s[q + 3u], unpack2x16float(k.w)));
+}
+
+// partial_dots over vec4s of the row (k8): vec4s s, s + S, ... (four pairs each), four loads
+// issued before their products.
+fn partial_dots8(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f32> {
+  var d = vec4<f32>(0.0);
+  let q0 = g0 * half;
+  let quads = half / 4u;
+  let w0 = kr >> 3u;
+  for (var v = s; v < quads; v += 4u * S) {
+    var k: array<vec4<u32>, 4>;
+    for (var j = 0u; j < 4u; j++) {
+      if (v + j * S < quads) { k[j] = load_k8(w0 + v + j * S); }
+    }
+    for (var j = 0u; j < 4u; j++) {
+      let u = v + j * S;
+      if (u < quads) {
+        let q = q0 + 4u * u;
+        d.x += qk8(q, k[j]);
+        if (nh > 1u) { d.y += qk8(q + half, k[j]); }
+        if (nh > 2u) { d.z += qk8(q + 2u * half, k[j]); }
+        if (nh > 3u) { d.w += qk8(q + 3u * half, k[j]); }
+      }
+    }
   }
   return d;
 }
@@ -311,6 +351,28 @@ fn cache_word(i: u32) -> u32 { return select(i, i >> 1u, CACHE_F16); }
 // caches are writable: flash's body is empty (and never called).
 fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
 
+// The new k row (normalized and rotated) into cache row `row` (its first element): a pair per
+// invocation, or with k8 a vec4 (8 values) per invocation, so that no two write parts of one.
+fn write_k_row2(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
+  let G = params.group;
+  for (var i = lid; i < params.dim / 2u; i += WG) {
+    let e = 2u * i;
+    store_cache2(0u, row + e, vec2<f32>(roped(G, e, inv, qb, bkv), roped(G, e + 1u, inv, qb, bkv)));
+  }
+}
+fn write_k_row8(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
+  let G = params.group;
+  for (var i = lid; i < params.dim / 8u; i += WG) {
+    let e = 8u * i;
+    var w = vec4<u32>();
+    for (var j = 0u; j < 4u; j++) {
+      let f = e + 2u * j;
+      w[j] = f16_word(vec2<f32>(roped(G, f, inv, qb, bkv), roped(G, f + 1u, inv, qb, bkv)));
+    }
+    store_k8((row + e) >> 3u, w);
+  }
+}
+
 // flash_rope: rope_update_cache's work for this workgroup (then a barrier): the group's queries
 // normalized, rotated and scaled into q_s; in the last chunk (`last`) the new rows written to
 // cache row input_pos of kv head bkv (kb: that head's first cache element), visible to this
@@ -332,9 +394,9 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   if (last) {
     let inv = row_inv_rms(G, rows);
     let row = kb + params.pos * dim;
+    {{write_k_row}}(row, inv, qb, bkv, lid);
     for (var i = lid; i < dim / 2u; i += WG) {
       let e = 2u * i;
-      store_cache2(0u, row + e, vec2<f32>(roped(G, e, inv, qb, bkv), roped(G, e + 1u, inv, qb, bkv)));
       store_cache2(1u, row + e, load_new2(true, bkv * dim + e));
     }
     storageBarrier();
@@ -395,7 +457,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // the others).
     if (a_nh > 0u) {
       var d = vec4<f32>(select(0.0, NEG, a_s == 0u));
-      if (a_t < rows) { d = partial_dots(kb + (j0 + a_t) * dim, a_s, S, half, a_g0, a_nh); }
+      if (a_t < rows) { d = {{partial_dots}}(kb + (j0 + a_t) * dim, a_s, S, half, a_g0, a_nh); }
       let e = (a_s * G + a_g0) * T + a_t;
       set_part(e, d.x);
       if (a_nh > 1u) { set_part(e + T, d.y); }

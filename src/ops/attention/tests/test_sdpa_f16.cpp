@@ -40,6 +40,10 @@ const HalfCase kHalfCases[] = {
     {"K16Q32_D64_GQA", 8, 2, 64, 16, {{"sdpa_query_tile", "32"}}, "k16_streaming_q32"},
     {"Flash_D64_GQA", 8, 2, 64, 1, {}, "flash_decoding"},  // a single pass at these contexts
     {"Flash_D64_GQA_TwoPass", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}}, "flash_decoding"},
+    // sdpa_decode_k8: k rows read eight values per load (the k8 variants).
+    {"Flash_D64_GQA_TwoPass_K8", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_k8", "on"}},
+     "flash_decoding"},
+    {"Flash_D128_GQA_K8", 8, 2, 128, 1, {{"sdpa_decode_k8", "on"}}, "flash_decoding"},
     {"Materialized_D80_MHA", 2, 2, 80, 16, {}, "materialized"},
 };
 
