@@ -76,12 +76,19 @@ std::optional<uint32_t> stop_option(const NodeContext& ctx) {
   return std::nullopt;
 }
 
-// The sdpa_decode_k8 option (tuning; default off): with f16 caches and head_dim a multiple of 8,
-// the split pass binds K as vec4<u32>s and reads eight values of a k row per load in phase A
-// (sdpa_flash.wgsl's k8 variants); elsewhere it changes nothing.
-bool k8(const NodeContext& ctx) {
-  return on_off_option(ctx, "sdpa_decode_k8", false).value_or(false) && float_label(ctx.input(1).storage) == "f16" &&
-         geometry_max(ctx).dim % 8 == 0;
+// The sdpa_decode_k8 and sdpa_decode_kv8 options (tuning; default off): with f16 caches and
+// head_dim a multiple of 8, the split pass binds K (k8), or K and V (kv8), as vec4<u32>s and reads
+// eight values of a row per load in phase A (and C) (sdpa_flash.wgsl's k8 and kv8 variants; kv8
+// also needs kKv8Bytes more workgroup memory); elsewhere they change nothing. The variant's
+// suffix: "", ".k8" or ".kv8".
+constexpr uint64_t kKv8Bytes = 2048 * 8;  // acc_s
+std::string wide_loads(const NodeContext& ctx) {
+  if (float_label(ctx.input(1).storage) != "f16" || geometry_max(ctx).dim % 8 != 0) return "";
+  if (on_off_option(ctx, "sdpa_decode_kv8", false).value_or(false) &&
+      kWorkgroupBytes + kKv8Bytes <= ctx.gpu().limits().max_compute_workgroup_storage_size) {
+    return ".kv8";
+  }
+  return on_off_option(ctx, "sdpa_decode_k8", false).value_or(false) ? ".k8" : "";
 }
 
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
@@ -171,8 +178,10 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
   }
-  if (!on_off_option(ctx, "sdpa_decode_k8", false)) {
-    return "sdpa_decode_k8 is \"" + ctx.options().find("sdpa_decode_k8")->second + "\", not on or off";
+  for (const char* name : {"sdpa_decode_k8", "sdpa_decode_kv8"}) {
+    if (!on_off_option(ctx, name, false)) {
+      return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
+    }
   }
   if (!fold_rows_option(ctx)) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
@@ -210,7 +219,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   std::vector<std::pair<std::string, double>> constants;
   if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
   const gpu::Kernel& split =
-      kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx) + (k8(ctx) ? ".k8" : ""), std::move(constants));
+      kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx) + wide_loads(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options

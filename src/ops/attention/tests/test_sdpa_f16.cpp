@@ -44,6 +44,12 @@ const HalfCase kHalfCases[] = {
     {"Flash_D64_GQA_TwoPass_K8", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_k8", "on"}},
      "flash_decoding"},
     {"Flash_D128_GQA_K8", 8, 2, 128, 1, {{"sdpa_decode_k8", "on"}}, "flash_decoding"},
+    // sdpa_decode_kv8: v rows too (the kv8 variants).
+    {"Flash_D64_GQA_TwoPass_KV8", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_kv8", "on"}},
+     "flash_decoding"},
+    {"Flash_D128_MHA_KV8", 2, 2, 128, 1, {{"sdpa_decode_kv8", "on"}}, "flash_decoding"},
+    {"Flash_D128_G2_TwoPass_KV8", 4, 2, 128, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_kv8", "on"}},
+     "flash_decoding"},
     {"Materialized_D80_MHA", 2, 2, 80, 16, {}, "materialized"},
 };
 

@@ -86,6 +86,8 @@ const Case kCases[] = {
     {"Flash_D64_GQA_K8_F32Cache", config(1, 8, 2, 64, 1, {{"sdpa_decode_k8", "on"}}), kDecode40, "flash_decoding", ""},
     {"Flash_BadK8_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_k8", "maybe"}}), kDecode40, "k16_streaming_q16",
      "flash_decoding: sdpa_decode_k8 is \"maybe\", not on or off"},
+    {"Flash_BadKV8_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_kv8", "1"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_kv8 is \"1\", not on or off"},
     // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
     {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
