@@ -178,7 +178,7 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
   }
-  for (const char* name : {"sdpa_decode_k8", "sdpa_decode_kv8"}) {
+  for (const char* name : {"sdpa_decode_k8", "sdpa_decode_kv8", "sdpa_decode_specialize"}) {
     if (!on_off_option(ctx, name, false)) {
       return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
     }
@@ -218,6 +218,13 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   std::vector<std::pair<std::string, double>> constants;
   if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
+  // The sdpa_decode_specialize option (tuning; default off): the group size and head_dim as
+  // pipeline constants (sdpa_flash.wgsl's GROUP_C and DIM_C), a kernel per geometry.
+  if (on_off_option(ctx, "sdpa_decode_specialize", false).value()) {
+    const Geometry g = geometry_max(ctx);
+    constants.emplace_back("GROUP_C", g.group);
+    constants.emplace_back("DIM_C", g.dim);
+  }
   const gpu::Kernel& split =
       kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx) + wide_loads(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();

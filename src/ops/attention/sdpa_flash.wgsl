@@ -104,6 +104,14 @@ var<workgroup> alpha_s: array<f32, MAX_G>;                // rescale of the accu
 // phases' costs apart; what was computed is kept (keep_f32: pad0 is always 0) and nothing is
 // written. 0 (the default) runs everything.
 override STOP: u32 = 0u;
+
+// The sdpa_decode_specialize option: the group size and head_dim as pipeline constants, so that
+// the driver compiles this kernel for one geometry (fixed trip counts); 0 (the default) reads them
+// from the params.
+override GROUP_C: u32 = 0u;
+override DIM_C: u32 = 0u;
+fn group_size() -> u32 { return select(params.group, GROUP_C, GROUP_C != 0u); }
+fn head_dim() -> u32 { return select(params.dim, DIM_C, DIM_C != 0u); }
 fn keep_f32(v: f32) {
   if (params.pad0 == 1u) { Out[0] = bitcast<u32>(v); }
 }
@@ -312,7 +320,7 @@ fn l_sum(g: u32) -> f32 {
 
 // flash: the group's queries, scaled, into q_s (then a barrier).
 fn load_queries(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
-  for (var i = lid; i < params.group * params.dim / 2u; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
+  for (var i = lid; i < group_size() * head_dim() / 2u; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
   workgroupBarrier();
 }
 
@@ -335,11 +343,11 @@ fn load_new2(v: bool, i: u32) -> vec2<f32> {
 // Channel e of row `row` as the projection gave it: query head `row` of the group (its elements
 // from qb), or (row G) the new k row of kv head bkv.
 fn raw(row: u32, e: u32, qb: u32, bkv: u32) -> f32 {
-  if (row < params.group) {
-    let i = qb + row * params.dim + e;
+  if (row < group_size()) {
+    let i = qb + row * head_dim() + e;
     return load_q2(i & ~1u)[i & 1u];
   }
-  let i = bkv * params.dim + e;
+  let i = bkv * head_dim() + e;
   return load_new2(false, i & ~1u)[i & 1u];
 }
 
@@ -359,7 +367,7 @@ fn square_sums(rows: u32, qb: u32, bkv: u32, lid: u32) {
   let row = lid / L;
   if (row < rows) {
     var s = 0.0;
-    for (var e = lid % L; e < params.dim; e += L) {
+    for (var e = lid % L; e < head_dim(); e += L) {
       let x = raw(row, e, qb, bkv);
       s += x * x;
     }
@@ -383,7 +391,7 @@ fn row_inv_rms(row: u32, rows: u32) -> f32 {
 fn normed(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
   let x = raw(row, e, qb, bkv);
   if (params.norm == 0u) { return x; }
-  let kind = select(1u, 0u, row < params.group);
+  let kind = select(1u, 0u, row < group_size());
   let w = Table[params.norm_base + kind * params.norm_words + select(e, e >> 1u, OUT_F16)];
   var weight = bitcast<f32>(w);
   if (OUT_F16) { weight = unpack2x16float(w)[e & 1u]; }
@@ -393,7 +401,7 @@ fn normed(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
 // Channel e of row `row` normalized and rotated by input_pos, rounded to q's dtype: what
 // rope_update_cache writes for it (the same rope_rotate of the same pair).
 fn roped(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
-  let half = params.dim / 2u;
+  let half = head_dim() / 2u;
   var lo = e & ~1u;  // interleaved: the pair (2f, 2f + 1)
   var f = e / 2u;
   var hi = lo + 1u;
@@ -423,15 +431,15 @@ fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
 // The new k row (normalized and rotated) into cache row `row` (its first element): a pair per
 // invocation, or with k8 a vec4 (8 values) per invocation, so that no two write parts of one.
 fn write_k_row2(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
-  let G = params.group;
-  for (var i = lid; i < params.dim / 2u; i += WG) {
+  let G = group_size();
+  for (var i = lid; i < head_dim() / 2u; i += WG) {
     let e = 2u * i;
     store_cache2(0u, row + e, vec2<f32>(roped(G, e, inv, qb, bkv), roped(G, e + 1u, inv, qb, bkv)));
   }
 }
 fn write_k_row8(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
-  let G = params.group;
-  for (var i = lid; i < params.dim / 8u; i += WG) {
+  let G = group_size();
+  for (var i = lid; i < head_dim() / 8u; i += WG) {
     let e = 8u * i;
     var w = vec4<u32>();
     for (var j = 0u; j < 4u; j++) {
@@ -444,16 +452,16 @@ fn write_k_row8(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
 
 // The new v row into cache row `row`: a pair per invocation, or with kv8 a vec4 per invocation.
 fn write_v_row2(row: u32, bkv: u32, lid: u32) {
-  for (var i = lid; i < params.dim / 2u; i += WG) {
+  for (var i = lid; i < head_dim() / 2u; i += WG) {
     let e = 2u * i;
-    store_cache2(1u, row + e, load_new2(true, bkv * params.dim + e));
+    store_cache2(1u, row + e, load_new2(true, bkv * head_dim() + e));
   }
 }
 fn write_v_row8(row: u32, bkv: u32, lid: u32) {
-  for (var i = lid; i < params.dim / 8u; i += WG) {
+  for (var i = lid; i < head_dim() / 8u; i += WG) {
     let e = 8u * i;
     var w = vec4<u32>();
-    for (var j = 0u; j < 4u; j++) { w[j] = f16_word(load_new2(true, bkv * params.dim + e + 2u * j)); }
+    for (var j = 0u; j < 4u; j++) { w[j] = f16_word(load_new2(true, bkv * head_dim() + e + 2u * j)); }
     store_v8((row + e) >> 3u, w);
   }
 }
@@ -463,8 +471,8 @@ fn write_v_row8(row: u32, bkv: u32, lid: u32) {
 // cache row input_pos of kv head bkv (kb: that head's first cache element), visible to this
 // workgroup's reads of the caches after the storage barrier.
 fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
-  let dim = params.dim;
-  let G = params.group;
+  let dim = head_dim();
+  let G = group_size();
   let rows = G + select(0u, 1u, last);
   if (params.norm != 0u) {
     square_sums(rows, qb, bkv, lid);
@@ -493,8 +501,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (wg >= params.batch * params.hkv * params.chunks) { return; }
   let c = wg % params.chunks;
   let bkv = wg / params.chunks;  // b * hkv + kv head
-  let G = params.group;
-  let dim = params.dim;
+  let G = group_size();
+  let dim = head_dim();
   let half = dim / 2u;
   let pairs = G * half;
   let items = G * T;  // (head, row) of a tile: at most 4 per invocation

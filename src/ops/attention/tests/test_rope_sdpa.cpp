@@ -58,6 +58,9 @@ const RuntimeOptions kSingleMax32K8{{"sdpa_decode_single_max", "32"}, {"sdpa_dec
 // kv8 (sdpa_decode_kv8): v rows likewise, and the new v row written eight values at a time.
 const RuntimeOptions kThreeChunksKV8{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_kv8", "on"}};
 const RuntimeOptions kDefaultKV8{{"sdpa_decode_kv8", "on"}};
+// sdpa_decode_specialize: flash_rope built for the group size and head_dim.
+const RuntimeOptions kThreeChunksSpecialized{
+    {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_specialize", "on"}};
 
 struct Case {
   const char* name;
@@ -84,6 +87,7 @@ const Case kCases[] = {
     {"G2_D128_F16Cache_Norm_KV8", 1, 4, 2, 128, DType::f32, DType::f16, true, kQwen, kThreeChunksKV8},
     {"G4_D64_F16_Batch2_KV8", 2, 4, 1, 64, DType::f16, DType::f16, false, kLlama, kThreeChunksKV8},
     {"G1_D128_F16Cache_KV8", 1, 2, 2, 128, DType::f32, DType::f16, false, kLlama, kDefaultKV8},
+    {"G2_D128_Norm_Specialized", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kThreeChunksSpecialized},
 };
 
 bool f16_io(const Case& c) { return c.io == DType::f16; }

@@ -50,6 +50,11 @@ const HalfCase kHalfCases[] = {
     {"Flash_D128_MHA_KV8", 2, 2, 128, 1, {{"sdpa_decode_kv8", "on"}}, "flash_decoding"},
     {"Flash_D128_G2_TwoPass_KV8", 4, 2, 128, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_kv8", "on"}},
      "flash_decoding"},
+    // sdpa_decode_specialize: the kernel built for the group size and head_dim (pipeline constants).
+    {"Flash_D64_GQA_TwoPass_Specialized", 8, 2, 64, 1,
+     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_specialize", "on"}}, "flash_decoding"},
+    {"Flash_D128_G2_KV8_Specialized", 4, 2, 128, 1, {{"sdpa_decode_kv8", "on"}, {"sdpa_decode_specialize", "on"}},
+     "flash_decoding"},
     {"Materialized_D80_MHA", 2, 2, 80, 16, {}, "materialized"},
 };
 

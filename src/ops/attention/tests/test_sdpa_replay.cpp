@@ -88,6 +88,11 @@ const Case kCases[] = {
      "flash_decoding: sdpa_decode_k8 is \"maybe\", not on or off"},
     {"Flash_BadKV8_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_kv8", "1"}}), kDecode40, "k16_streaming_q16",
      "flash_decoding: sdpa_decode_kv8 is \"1\", not on or off"},
+    // sdpa_decode_specialize (tuning, test_sdpa_f16.cpp and test_rope_sdpa.cpp): likewise.
+    {"Flash_D80_GQA_Specialized", config(1, 4, 1, 80, 1, {{"sdpa_decode_specialize", "on"}, {"sdpa_decode_single_max", "0"}}),
+     kDecode40, "flash_decoding", ""},
+    {"Flash_BadSpecialize_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_specialize", "yes"}}), kDecode40,
+     "k16_streaming_q16", "flash_decoding: sdpa_decode_specialize is \"yes\", not on or off"},
     // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
     {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
