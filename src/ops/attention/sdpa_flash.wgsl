@@ -81,6 +81,8 @@ struct Params {
 
 const OUT_F16: bool = {{out_f16}};      // Out and q (and flash_rope's k and v rows): packed f16, else f32
 const CACHE_F16: bool = {{cache_f16}};  // the caches: packed f16, else f32
+const K8: bool = {{k8}};  // K bound as vec4<u32>s (the k8 and kv8 variants)
+const V8: bool = {{v8}};  // V likewise (kv8)
 
 const WG: u32 = 256u;
 const T: u32 = 64u;  // cache rows scored together
@@ -280,7 +282,7 @@ fn v_rows8(a_in: array<vec4<f32>, 4>, u: u32, G: u32, quads: u32, dim: u32, vb: 
 }
 
 // Row group rg's partial accumulators of unit u (kv8) into acc_s ([group][pair], as put_acc's).
-const ACC8 = 2048u;  // acc_s's pairs: R8 * G * D / 2 at most
+const ACC8 = select(1u, 2048u, V8);  // acc_s's pairs: R8 * G * D / 2 at most (kv8 only)
 var<workgroup> acc_s: array<vec2<f32>, ACC8>;
 fn put_acc8(a: array<vec4<f32>, 4>, u: u32, G: u32, half: u32, pairs: u32, rg: u32) {
   let quads = half / 4u;
@@ -300,7 +302,14 @@ fn put_acc8(a: array<vec4<f32>, 4>, u: u32, G: u32, half: u32, pairs: u32, rg: u
 
 // Pair i's accumulator: the sum of its row groups' partials (q_s's R, or acc_s's R8 with kv8).
 fn acc_total(i: u32, pairs: u32, groups: u32) -> vec2<f32> {
-  {{acc_total}}
+  if (V8) {
+    var a = acc_s[i];
+    for (var r = 1u; r < groups; r++) { a += acc_s[r * pairs + i]; }
+    return a;
+  }
+  var a = q_s[i];
+  for (var r = 1u; r < groups; r++) { a += q_s[r * pairs + i]; }
+  return a;
 }
 
 // Stores unit u's accumulators as row group rg's partials in q_s ([group][pair], pair g * half + p).
@@ -487,8 +496,8 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   if (last) {
     let inv = row_inv_rms(G, rows);
     let row = kb + params.pos * dim;
-    {{write_k_row}}(row, inv, qb, bkv, lid);
-    {{write_v_row}}(row, bkv, lid);
+    if (K8) { write_k_row8(row, inv, qb, bkv, lid); } else { write_k_row2(row, inv, qb, bkv, lid); }
+    if (V8) { write_v_row8(row, bkv, lid); } else { write_v_row2(row, bkv, lid); }
     storageBarrier();
   }
   workgroupBarrier();
@@ -554,7 +563,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // the others).
     if (a_nh > 0u) {
       var d = vec4<f32>(select(0.0, NEG, a_s == 0u));
-      if (a_t < rows) { d = {{partial_dots}}(kb + (j0 + a_t) * dim, a_s, S, half, a_g0, a_nh); }
+      if (a_t < rows) {
+        let kr = kb + (j0 + a_t) * dim;
+        if (K8) { d = partial_dots8(kr, a_s, S, half, a_g0, a_nh); } else { d = partial_dots(kr, a_s, S, half, a_g0, a_nh); }
+      }
       let e = (a_s * G + a_g0) * T + a_t;
       set_part(e, d.x);
       if (a_nh > 1u) { set_part(e + T, d.y); }
@@ -599,7 +611,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     if (STOP == 3u) { continue; }
     // C: the rows' p * v, after rescaling by the head's alpha.
-    {{phase_c}}
+    if (V8) {
+      if (c8_rg < R8) { a8 = v_rows8(a8, c8_u, G, quads, dim, kb + j0 * dim, rows, c8_rg, R8); }
+    } else if (c_rg < R) {
+      let vb = kb + j0 * dim;
+      a0 = v_rows(a0, c_u0, G, half, dim, vb, rows, c_rg, R);
+      if (c_u1 < units) { a1 = v_rows(a1, c_u1, G, half, dim, vb, rows, c_rg, R); }
+    }
   }
 
   if (STOP != 0u) {
@@ -608,7 +626,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // q_s and part_s were last read before the last tile's B2 barrier: they take the R partial
   // accumulators and each row's l.
-  {{put_partials}}
+  let groups = select(R, R8, V8);  // row groups whose partials acc_total adds
+  if (V8) {
+    if (c8_rg < R8) { put_acc8(a8, c8_u, G, half, pairs, c8_rg); }
+  } else if (c_rg < R) {
+    put_acc(a0, c_u0, G, half, pairs, c_rg);
+    if (c_u1 < units) { put_acc(a1, c_u1, G, half, pairs, c_rg); }
+  }
   for (var k = 0u; k < 4u; k++) {
     let i = lid + k * WG;
     if (i < items) { part_s[i >> 2u][i & 3u] = l_r[k]; }
@@ -618,7 +642,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (params.single != 0u) {
     // out has q's layout: the group's heads are the G * D elements from qb.
     for (var i = lid; i < pairs; i += WG) {
-      write_out2(qb + 2u * i, acc_total(i, pairs, {{groups}}), l_sum(i / half));
+      write_out2(qb + 2u * i, acc_total(i, pairs, groups), l_sum(i / half));
     }
     return;
   }
@@ -626,6 +650,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let slot0 = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * params.max_chunks + c;
   for (var g = lid; g < G; g += WG) { Part[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_sum(g)); }
   for (var i = lid; i < pairs; i += WG) {
-    Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc_total(i, pairs, {{groups}});
+    Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc_total(i, pairs, groups);
   }
 }
