@@ -34,7 +34,8 @@
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
 // quant_gemv_stop = read | stage | products (diagnostics, wrong results): q4_gemv ends after
 // reading x + residual (the norm prologue's; the others end after staging), after staging x, or
-// after its products, so a profile tells its phases' costs apart.
+// after its products, so a profile tells its phases' costs apart. quant_gemv_specialize = off:
+// one q4_gemv kernel for every product shape (by default, one per shape: q4_gemv.wgsl's SPEC).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -188,7 +189,8 @@ uint32_t stop_code(const std::string& stop) {
 
 std::string check_tpc_option(const NodeContext& ctx) {
   for (const char* name :
-       {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_touch_next"}) {
+       {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_touch_next",
+        "quant_gemv_specialize"}) {
     const std::string v = option(ctx, name);
     if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
@@ -286,11 +288,22 @@ bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce"
 
 // `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
 // TOUCH_NEXT (each tile touches the next).
+// `fixed`: q4_gemv's params that do not change with M (n, k, flags, tpc, tiles_n, group_shift,
+// groups, tile_stride), its pipeline constants with the quant_gemv_specialize option.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             bool touch, bool touch_next) {
+                             bool touch, bool touch_next, const std::array<uint32_t, 8>& fixed) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
+    // A kernel per product shape (q4_gemv.wgsl's SPEC): the driver compiles the chunk loop and
+    // the reduction with known trip counts and the flags' branches away. On the H200 that took
+    // decode from 1,173 to 1,315 tok/s on Llama-3.2-1B and from 902 to 981 on Qwen3-0.6B
+    // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).
+    if (option(ctx, "quant_gemv_specialize") != "off") {
+      constants.emplace_back("SPEC", 1.0);
+      const char* names[] = {"N_C", "K_C", "FLAGS_C", "TPC_C", "TILES_C", "SHIFT_C", "GROUPS_C", "STRIDE_C"};
+      for (size_t i = 0; i < fixed.size(); ++i) constants.emplace_back(names[i], static_cast<double>(fixed[i]));
+    }
     name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
     if (stage != Stage::None) {
       name += stage == Stage::Norm ? ".norm" : stage == Stage::Comb ? ".comb" : ".xs";
@@ -398,15 +411,18 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
   const uint32_t slots = comb ? comb->slots : 0, head_dim = comb ? comb->head_dim : 0;
-  auto update = [k, f, tpc, wg_size, flags, split0, split1, rows, eps, stage_wgs, chunks, slots,
+  const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * wg_size / tpc
+                        : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
+                                                 : kTile;
+  const uint64_t tiles_n = ceil_div(f.n, cols);
+  const uint64_t per_row = stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
+  const std::array<uint32_t, 8> fixed{static_cast<uint32_t>(f.n), static_cast<uint32_t>(f.k), flags, tpc,
+                                      static_cast<uint32_t>(tiles_n), f.q4p.group_shift, f.q4p.groups,
+                                      static_cast<uint32_t>(per_row)};
+  auto update = [k, f, tpc, flags, split0, split1, rows, eps, tiles_n, per_row, chunks, slots,
                  head_dim](const NodeContext& c) {
     const uint64_t m = rows_now(c);
-    const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * wg_size / tpc
-                          : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
-                                                   : kTile;
-    const uint64_t tiles_n = ceil_div(f.n, cols);
     auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
-    const uint64_t per_row = stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
     DispatchExec::Launch l;
     l.params = {u32(m),       u32(f.n),          u32(f.k),       flags,  u32(split0), u32(split1),
                 u32(tiles_n), tpc,               f.q4p.scale_base, f.q4p.group_shift, f.q4p.groups, eps};
@@ -416,7 +432,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch, touch_next), buffers,
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch, touch_next, fixed), buffers,
                                         k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 

@@ -41,6 +41,28 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 {{stage_bindings}}
 
+// The quant_gemv_specialize option: the product's fixed facts as pipeline constants (SPEC), so
+// that the driver compiles the kernel for one product (trip counts of the chunk loop and the
+// reduction known, no branches on the flags); without it they come from params. Every use reads
+// them through these functions.
+override SPEC: bool = false;
+override N_C: u32 = 0u;
+override K_C: u32 = 0u;
+override FLAGS_C: u32 = 0u;
+override TPC_C: u32 = 0u;
+override TILES_C: u32 = 0u;
+override SHIFT_C: u32 = 0u;
+override GROUPS_C: u32 = 0u;
+override STRIDE_C: u32 = 0u;
+fn p_n() -> u32 { return select(params.n, N_C, SPEC); }
+fn p_k() -> u32 { return select(params.k, K_C, SPEC); }
+fn p_flags() -> u32 { return select(params.flags, FLAGS_C, SPEC); }
+fn p_tpc() -> u32 { return select(params.tpc, TPC_C, SPEC); }
+fn p_tiles_n() -> u32 { return select(params.tiles_n, TILES_C, SPEC); }
+fn p_group_shift() -> u32 { return select(params.group_shift, SHIFT_C, SPEC); }
+fn p_groups() -> u32 { return select(params.groups, GROUPS_C, SPEC); }
+fn p_tile_stride() -> u32 { return select(params.tile_stride, STRIDE_C, SPEC); }
+
 const WG = {{workgroup_size}}u;  // 256 (wg), 64 (sg: more workgroups for narrow products)
 const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4
 const C = 4u;  // columns per lane group
@@ -129,17 +151,17 @@ fn x8(row: u32, c: u32, h: u32) -> array<vec4<f32>, 2> {
 }
 
 fn bias(n: u32) -> f32 {
-  if ((params.flags & BIAS) == 0u) { return 0.0; }
+  if ((p_flags() & BIAS) == 0u) { return 0.0; }
   return {{bias_elem}};
 }
 
 // The word of S that holds scale i (two f16 scales a word, or one f32).
 fn scale_word(i: u32) -> u32 {
-  return S[params.scale_base + select(i, i >> 1u, (params.flags & SCALE_F16) != 0u)];
+  return S[params.scale_base + select(i, i >> 1u, (p_flags() & SCALE_F16) != 0u)];
 }
 
 fn scale(i: u32) -> f32 {
-  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(scale_word(i))[i & 1u]; }
+  if ((p_flags() & SCALE_F16) != 0u) { return unpack2x16float(scale_word(i))[i & 1u]; }
   return bitcast<f32>(scale_word(i));
 }
 
@@ -149,12 +171,12 @@ struct Chunk {
   s: vec4<f32>,
 }
 fn load_chunk(cols: vec4<u32>, c: u32) -> Chunk {
-  let chunks = params.k >> 5u;
+  let chunks = p_k() >> 5u;
   var ld: Chunk;
   for (var j = 0u; j < C; j++) { ld.q[j] = W[cols[j] * chunks + c]; }
-  let g = (c << 5u) >> params.group_shift;
-  ld.s = vec4<f32>(scale(cols.x * params.groups + g), scale(cols.y * params.groups + g),
-                   scale(cols.z * params.groups + g), scale(cols.w * params.groups + g));
+  let g = (c << 5u) >> p_group_shift();
+  ld.s = vec4<f32>(scale(cols.x * p_groups() + g), scale(cols.y * p_groups() + g),
+                   scale(cols.z * p_groups() + g), scale(cols.w * p_groups() + g));
   return ld;
 }
 
@@ -176,26 +198,26 @@ struct Touched {
 }
 fn touch_tile(tile: u32, lid: u32) -> Touched {
   var v = Touched();
-  let lanes = params.tpc;
+  let lanes = p_tpc();
   let t = lid % lanes;
   let n0 = tile * (C * WG / lanes) + C * (lid / lanes);
-  let chunks = params.k >> 5u;
-  if (tile < params.tiles_n && n0 < params.n && t < chunks) {
+  let chunks = p_k() >> 5u;
+  if (tile < p_tiles_n() && n0 < p_n() && t < chunks) {
     let c = group_cols(n0);
-    let g = (t << 5u) >> params.group_shift;
+    let g = (t << 5u) >> p_group_shift();
     v.w = vec4<u32>(W[c.x * chunks + t].x, W[c.y * chunks + t].x, W[c.z * chunks + t].x, W[c.w * chunks + t].x);
-    v.s = vec4<u32>(scale_word(c.x * params.groups + g), scale_word(c.y * params.groups + g),
-                    scale_word(c.z * params.groups + g), scale_word(c.w * params.groups + g));
+    v.s = vec4<u32>(scale_word(c.x * p_groups() + g), scale_word(c.y * p_groups() + g),
+                    scale_word(c.z * p_groups() + g), scale_word(c.w * p_groups() + g));
   }
   return v;
 }
 fn touch_first(wg: u32, lid: u32) -> Touched {
   if (!TOUCH) { return Touched(); }
-  return touch_tile(wg % params.tile_stride, lid);
+  return touch_tile(wg % p_tile_stride(), lid);
 }
 fn touch_next(tile: u32, lid: u32) -> Touched {
   if (!TOUCH_NEXT) { return Touched(); }
-  return touch_tile(tile + params.tile_stride, lid);
+  return touch_tile(tile + p_tile_stride(), lid);
 }
 fn fold(a: Touched, b: Touched) -> Touched { return Touched(a.w ^ b.w, a.s ^ b.s); }
 
@@ -219,7 +241,7 @@ fn keep(v: Touched) {
 
 // The group's columns from n0 on; missing ones (past N) repeat the last and are not written.
 fn group_cols(n0: u32) -> vec4<u32> {
-  let last = params.n - 1u;
+  let last = p_n() - 1u;
   return vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
 }
 
@@ -252,7 +274,7 @@ fn chunk_sums_f32(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
 // even and odd elements' bytes, four products per dot4I8Packed, exact in i32, then the offset of
 // 8 and x's scale.
 fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
-  let nc = params.k >> 5u;
+  let nc = p_k() >> 5u;
   let a = xq[c];
   let b = xq[nc + c];
   let xw = array<u32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
@@ -271,7 +293,7 @@ fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32{{builtins}}) {
   let wg = wgx_workgroup_index(wid, nwg);
-  let m0 = (wg / params.tile_stride) * R;
+  let m0 = (wg / p_tile_stride()) * R;
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
   var touched = touch_first(wg, lid);
@@ -283,16 +305,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     keep(touched);
     return;
   }
-  // Column tiles wg % G, + G, ... (G = params.tile_stride workgroups per row of x: tiles_n, one
+  // Column tiles wg % G, + G, ... (G = p_tile_stride() workgroups per row of x: tiles_n, one
   // tile each, unless x is staged, where fewer workgroups share the staging).
-  for (var tile = wg % params.tile_stride; tile < params.tiles_n; tile += params.tile_stride) {
+  for (var tile = wg % p_tile_stride(); tile < p_tiles_n(); tile += p_tile_stride()) {
     let next = touch_next(tile, lid);  // consumed at the end of the tile
     let n0 = tile * (C * WG / lanes) + C * group;
-    let chunks = params.k >> 5u;
+    let chunks = p_k() >> 5u;
     let cols = group_cols(n0);
     var acc: array<vec4<f32>, R>;  // [row][column]
     for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
-    if (n0 < params.n) {
+    if (n0 < p_n()) {
       for (var c = t; c < chunks; c += lanes) {
         let ld = load_chunk(cols, c);
         let q = ld.q;
@@ -312,26 +334,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 0u; r < R; r++) {
       if (r < rows) {
         {{reduce}}
-        if (t == 0u && n0 < params.n) {
+        if (t == 0u && n0 < p_n()) {
           // Columns past N (clamped) are not written.
           let v = sum * x_scale + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
-          if ((params.flags & SWIGLU) != 0u) {
+          if ((p_flags() & SWIGLU) != 0u) {
             // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
             let j = n0 / 2u;
             let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
-            if ((params.flags & OUT_F16) != 0u) {
+            if ((p_flags() & OUT_F16) != 0u) {
               put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
             } else {
               put(m0 + r, j, y.x);
-              if (n0 + 2u < params.n) { put(m0 + r, j + 1u, y.y); }
+              if (n0 + 2u < p_n()) { put(m0 + r, j + 1u, y.y); }
             }
-          } else if ((params.flags & OUT_F16) != 0u) {
+          } else if ((p_flags() & OUT_F16) != 0u) {
             // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
             put2(m0 + r, n0, v.xy);
-            if (n0 + 2u < params.n) { put2(m0 + r, n0 + 2u, v.zw); }
+            if (n0 + 2u < p_n()) { put2(m0 + r, n0 + 2u, v.zw); }
           } else {
             for (var j = 0u; j < C; j++) {
-              if (n0 + j < params.n) { put(m0 + r, n0 + j, v[j]); }
+              if (n0 + j < p_n()) { put(m0 + r, n0 + j, v[j]); }
             }
           }
         }

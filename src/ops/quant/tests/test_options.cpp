@@ -105,6 +105,37 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
   }
 }
 
+TEST(QuantOptions, SpecializedAndGenericKernelsGiveTheSameResults) {
+  // quant_gemv_specialize on (the default): q4_gemv compiled per product with N, K, the flags,
+  // the lanes, the tiles, the groups and the workgroups per row as pipeline constants
+  // (q4_gemv.wgsl's SPEC); off: one kernel reading them from params. Every variant the decoder
+  // uses: plain, qkv split with bias, swiglu, the norm prologue (int8 and f32 x), f16 scales,
+  // four rows, a workgroup taking several tiles; results within the bound both ways.
+  const DType f16 = DType::f16, f32 = DType::f32;
+  using Case = std::array<const char*, 2>;  // specialize, stage workgroups
+  for (const Case& c : {Case{"on", ""}, Case{"on", "1"}, Case{"off", ""}, Case{"off", "1"}}) {
+    const char* wgs = c[1];
+    SCOPED_TRACE(std::string("specialize ") + c[0] + ", stage workgroups " + wgs);
+    graph::GraphBuilder b;
+    Products p;
+    const std::vector<testing::ProductSpec> specs{
+        {"plain", 1, 113, 1024, 64, f32, f32, true, {}, "q4_gemv"},
+        {"rows4", 4, 38, 256, 32, f16, f32, false, {}, "q4_gemv"},
+        {"qkv", 1, 61, 128, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
+        {"n_qkv", 1, 61, 2048, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
+        {"n_sw", 1, 44, 96, 32, f16, f32, false, {}, "q4_gemv", false, false, true, true},
+        {"n_wide", 1, 64, 8192, 32, f32, f32, false, {}, "q4_gemv", false, false, false, true},
+    };
+    for (const auto& s : specs) p.add(b, s);
+    RuntimeOptions options{{"quant_gemv_specialize", c[0]}};
+    if (*wgs) options["quant_gemv_stage_wgs"] = wgs;
+    Program prog(testing::shared_context(), b.build(), b.weights(), options);
+    for (const auto& s : specs) p.set(prog, s.name, s.m);
+    prog.execute();
+    for (const auto& s : specs) p.verify(prog, s.name);
+  }
+}
+
 TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
   // quant_gemv_x8 on: every one-row q4 product stages x in int8 (one scale per 32 values) and
   // sums with dot4I8Packed; the results stay within the f32 bound plus x's rounding (ProductSpec
@@ -208,6 +239,7 @@ TEST(QuantOptions, BadStageOrNormOptionIsABuildError) {
                         Case{"quant_gemv_x8", "yes", "the quant_gemv_x8 option is 'yes', not on or off"},
                         Case{"quant_gemv_one_tile", "1", "the quant_gemv_one_tile option is '1', not on or off"},
                         Case{"quant_gemv_touch_next", "x", "the quant_gemv_touch_next option is 'x', not on or off"},
+                        Case{"quant_gemv_specialize", "1", "the quant_gemv_specialize option is '1', not on or off"},
                         Case{"quant_gemv_stage_wgs", "0", "the quant_gemv_stage_wgs option is '0', not a count"},
                         Case{"quant_gemv_stage_wgs", "x", "the quant_gemv_stage_wgs option is 'x', not a count"}}) {
     graph::GraphBuilder b;
