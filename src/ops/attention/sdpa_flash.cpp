@@ -76,21 +76,6 @@ std::optional<uint32_t> stop_option(const NodeContext& ctx) {
   return std::nullopt;
 }
 
-// The sdpa_decode_k8 and sdpa_decode_kv8 options (tuning; default off): with f16 caches and
-// head_dim a multiple of 8, the split pass binds K (k8), or K and V (kv8), as vec4<u32>s and reads
-// eight values of a row per load in phase A (and C) (sdpa_flash.wgsl's k8 and kv8 variants; kv8
-// also needs kKv8Bytes more workgroup memory); elsewhere they change nothing. The variant's
-// suffix: "", ".k8" or ".kv8".
-constexpr uint64_t kKv8Bytes = 2048 * 8;  // acc_s
-std::string wide_loads(const NodeContext& ctx) {
-  if (float_label(ctx.input(1).storage) != "f16" || geometry_max(ctx).dim % 8 != 0) return "";
-  if (on_off_option(ctx, "sdpa_decode_kv8", false).value_or(false) &&
-      kWorkgroupBytes + kKv8Bytes <= ctx.gpu().limits().max_compute_workgroup_storage_size) {
-    return ".kv8";
-  }
-  return on_off_option(ctx, "sdpa_decode_k8", false).value_or(false) ? ".k8" : "";
-}
-
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
 }
@@ -178,14 +163,12 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
   }
-  for (const char* name : {"sdpa_decode_k8", "sdpa_decode_kv8", "sdpa_decode_specialize"}) {
-    if (!on_off_option(ctx, name, false)) {
-      return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
-    }
-  }
   if (!fold_rows_option(ctx)) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
+  }
+  if (!on_off_option(ctx, "sdpa_decode_specialize", true)) {
+    return "sdpa_decode_specialize is \"" + ctx.options().find("sdpa_decode_specialize")->second + "\", not on or off";
   }
   const uint32_t limit = *chunk_option(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
@@ -218,15 +201,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   std::vector<std::pair<std::string, double>> constants;
   if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
-  // The sdpa_decode_specialize option (tuning; default off): the group size and head_dim as
-  // pipeline constants (sdpa_flash.wgsl's GROUP_C and DIM_C), a kernel per geometry.
-  if (on_off_option(ctx, "sdpa_decode_specialize", false).value()) {
+  // The split pass built for the model's group size and head_dim (sdpa_flash.wgsl's GROUP_C and
+  // DIM_C), a kernel per geometry: with fixed trip counts the driver gave it 58-71 registers
+  // instead of 80 on the H200, and decode went from 1,136 to 1,179 tok/s on Llama-3.2-1B, 859 to
+  // 902 on Qwen3-0.6B (PERFORMANCE.md, 2026-11-30). sdpa_decode_specialize = off: one kernel that
+  // reads them from params (tuning).
+  if (on_off_option(ctx, "sdpa_decode_specialize", true).value()) {
     const Geometry g = geometry_max(ctx);
     constants.emplace_back("GROUP_C", g.group);
     constants.emplace_back("DIM_C", g.dim);
   }
-  const gpu::Kernel& split =
-      kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx) + wide_loads(ctx), std::move(constants));
+  const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options

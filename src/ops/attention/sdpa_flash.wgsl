@@ -25,10 +25,6 @@
 //     both) and row group: the units * R invocations (R = WG / units) each take every R-th block
 //     of 4 rows, two blocks (eight loads) at a time, rescaling by alpha first; the R partial
 //     accumulators stay in registers across tiles and are added once at the end.
-//   With k8 (f16 caches, the sdpa_decode_k8 option) phase A reads a vec4 (eight values) per
-//   load: partial_dots8, four loads in flight per invocation; kv8 (sdpa_decode_kv8) does that
-//   and reads v likewise in phase C (v_rows8: a unit is four pairs of two heads, R8 row groups,
-//   their partials in acc_s).
 // Three barriers per tile (after A, B1, B2); phase C needs none after it: the next tile's A
 // writes only part_s, which C does not read, and its B1 (which writes p_s) waits for A's barrier.
 //
@@ -67,8 +63,8 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
-@group(0) @binding(2) var<storage, {{cache_access}}> K: array<{{k_elem}}>;  // the caches [B, Hkv, MaxS, D]
-@group(0) @binding(3) var<storage, {{cache_access}}> V: array<{{v_elem}}>;
+@group(0) @binding(2) var<storage, {{cache_access}}> K: array<u32>;  // the caches [B, Hkv, MaxS, D]
+@group(0) @binding(3) var<storage, {{cache_access}}> V: array<u32>;
 // The chunks' partial results: (m, l) per slot, then from acc_base the accumulators, dim / 2 pairs
 // per slot.
 @group(0) @binding(4) var<storage, read_write> Part: array<vec2<f32>>;
@@ -81,8 +77,6 @@ struct Params {
 
 const OUT_F16: bool = {{out_f16}};      // Out and q (and flash_rope's k and v rows): packed f16, else f32
 const CACHE_F16: bool = {{cache_f16}};  // the caches: packed f16, else f32
-const K8: bool = {{k8}};  // K bound as vec4<u32>s (the k8 and kv8 variants)
-const V8: bool = {{v8}};  // V likewise (kv8)
 
 const WG: u32 = 256u;
 const T: u32 = 64u;  // cache rows scored together
@@ -107,9 +101,9 @@ var<workgroup> alpha_s: array<f32, MAX_G>;                // rescale of the accu
 // written. 0 (the default) runs everything.
 override STOP: u32 = 0u;
 
-// The sdpa_decode_specialize option: the group size and head_dim as pipeline constants, so that
-// the driver compiles this kernel for one geometry (fixed trip counts); 0 (the default) reads them
-// from the params.
+// The group size and head_dim as pipeline constants, so that the driver compiles this kernel for
+// one geometry (fixed trip counts; the host sets them unless sdpa_decode_specialize = off); 0
+// reads them from the params.
 override GROUP_C: u32 = 0u;
 override DIM_C: u32 = 0u;
 fn group_size() -> u32 { return select(params.group, GROUP_C, GROUP_C != 0u); }
@@ -156,48 +150,6 @@ fn partial_dots(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f3
   return d;
 }
 
-// The k8 variants (f16 caches, head_dim a multiple of 8, the sdpa_decode_k8 option) bind K as
-// vec4<u32>s and read its rows 8 values per load: load_k8 gives vec4 w of K (elements 8w ..
-// 8w + 7), store_k8 writes one (the others' bodies are empty: nothing calls them there).
-fn load_k8(w: u32) -> vec4<u32> { {{load_k8}} }
-fn store_k8(w: u32, v: vec4<u32>) { {{store_k8}} }
-// Likewise for V in the kv8 variants, which also read v rows eight values per load in phase C
-// (v_rows8).
-fn load_v8(w: u32) -> vec4<u32> { {{load_v8}} }
-fn store_v8(w: u32, v: vec4<u32>) { {{store_v8}} }
-
-// One head's share of a vec4 of k (four pairs from pair q of its query).
-fn qk8(q: u32, k: vec4<u32>) -> f32 {
-  return (dot(q_s[q], unpack2x16float(k.x)) + dot(q_s[q + 1u], unpack2x16float(k.y))) +
-         (dot(q_s[q + 2u], unpack2x16float(k.z)) + dot(q_s[q + 3u], unpack2x16float(k.w)));
-}
-
-// partial_dots over vec4s of the row (k8): vec4s s, s + S, ... (four pairs each), four loads
-// issued before their products.
-fn partial_dots8(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f32> {
-  var d = vec4<f32>(0.0);
-  let q0 = g0 * half;
-  let quads = half / 4u;
-  let w0 = kr >> 3u;
-  for (var v = s; v < quads; v += 4u * S) {
-    var k: array<vec4<u32>, 4>;
-    for (var j = 0u; j < 4u; j++) {
-      if (v + j * S < quads) { k[j] = load_k8(w0 + v + j * S); }
-    }
-    for (var j = 0u; j < 4u; j++) {
-      let u = v + j * S;
-      if (u < quads) {
-        let q = q0 + 4u * u;
-        d.x += qk8(q, k[j]);
-        if (nh > 1u) { d.y += qk8(q + half, k[j]); }
-        if (nh > 2u) { d.z += qk8(q + 2u * half, k[j]); }
-        if (nh > 3u) { d.w += qk8(q + 3u * half, k[j]); }
-      }
-    }
-  }
-  return d;
-}
-
 fn set_part(e: u32, x: f32) { part_s[e >> 2u][e & 3u] = x; }
 
 fn sum4(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
@@ -239,76 +191,6 @@ fn v_rows(a_in: vec4<f32>, u: u32, G: u32, half: u32, dim: u32, vb: u32, rows: u
       a += vec4<f32>(p_s[pa + full][t & 3u] * v, p_s[pb + full][t & 3u] * v);
     }
   }
-  return a;
-}
-
-// Phase C over vec4s of v (kv8): unit u is quad u % quads (pairs 4q .. 4q + 3, eight values) of
-// heads g = 2 * (u / quads) and g + 1, its accumulators [head g's pairs 0-1, 2-3, head g + 1's
-// 0-1, 2-3]; row group rg of R takes the blocks of 4 rows b = rg, rg + R, ... (four loads in
-// flight), and the last, partial block by the group whose turn it is.
-fn v_acc8(a: array<vec4<f32>, 4>, pa: f32, pb: f32, v: vec4<u32>) -> array<vec4<f32>, 4> {
-  let lo = vec4<f32>(unpack2x16float(v.x), unpack2x16float(v.y));
-  let hi = vec4<f32>(unpack2x16float(v.z), unpack2x16float(v.w));
-  return array<vec4<f32>, 4>(a[0] + pa * lo, a[1] + pa * hi, a[2] + pb * lo, a[3] + pb * hi);
-}
-fn v_rows8(a_in: array<vec4<f32>, 4>, u: u32, G: u32, quads: u32, dim: u32, vb: u32, rows: u32, rg: u32,
-           R: u32) -> array<vec4<f32>, 4> {
-  let g = 2u * (u / quads);
-  let g1 = min(g + 1u, G - 1u);
-  let pa = g * (T / 4u);
-  let pb = g1 * (T / 4u);
-  let w = (vb >> 3u) + u % quads;  // the unit's vec4 in the tile's first row
-  let stride = dim >> 3u;          // vec4s per row
-  let full = rows / 4u;
-  let sa = alpha_s[g];
-  let sb = alpha_s[g1];
-  var a = array<vec4<f32>, 4>(a_in[0] * sa, a_in[1] * sa, a_in[2] * sb, a_in[3] * sb);
-  for (var b = rg; b < full; b += R) {
-    let o = w + 4u * b * stride;
-    let v0 = load_v8(o);
-    let v1 = load_v8(o + stride);
-    let v2 = load_v8(o + 2u * stride);
-    let v3 = load_v8(o + 3u * stride);
-    let p = p_s[pa + b];
-    let q = p_s[pb + b];
-    a = v_acc8(v_acc8(v_acc8(v_acc8(a, p.x, q.x, v0), p.y, q.y, v1), p.z, q.z, v2), p.w, q.w, v3);
-  }
-  if (4u * full < rows && full % R == rg) {
-    for (var t = 4u * full; t < rows; t++) {
-      a = v_acc8(a, p_s[pa + full][t & 3u], p_s[pb + full][t & 3u], load_v8(w + t * stride));
-    }
-  }
-  return a;
-}
-
-// Row group rg's partial accumulators of unit u (kv8) into acc_s ([group][pair], as put_acc's).
-const ACC8 = select(1u, 2048u, V8);  // acc_s's pairs: R8 * G * D / 2 at most (kv8 only)
-var<workgroup> acc_s: array<vec2<f32>, ACC8>;
-fn put_acc8(a: array<vec4<f32>, 4>, u: u32, G: u32, half: u32, pairs: u32, rg: u32) {
-  let quads = half / 4u;
-  let g = 2u * (u / quads);
-  let i = rg * pairs + g * half + 4u * (u % quads);
-  acc_s[i] = a[0].xy;
-  acc_s[i + 1u] = a[0].zw;
-  acc_s[i + 2u] = a[1].xy;
-  acc_s[i + 3u] = a[1].zw;
-  if (g + 1u < G) {
-    acc_s[i + half] = a[2].xy;
-    acc_s[i + half + 1u] = a[2].zw;
-    acc_s[i + half + 2u] = a[3].xy;
-    acc_s[i + half + 3u] = a[3].zw;
-  }
-}
-
-// Pair i's accumulator: the sum of its row groups' partials (q_s's R, or acc_s's R8 with kv8).
-fn acc_total(i: u32, pairs: u32, groups: u32) -> vec2<f32> {
-  if (V8) {
-    var a = acc_s[i];
-    for (var r = 1u; r < groups; r++) { a += acc_s[r * pairs + i]; }
-    return a;
-  }
-  var a = q_s[i];
-  for (var r = 1u; r < groups; r++) { a += q_s[r * pairs + i]; }
   return a;
 }
 
@@ -437,44 +319,6 @@ fn cache_word(i: u32) -> u32 { return select(i, i >> 1u, CACHE_F16); }
 // caches are writable: flash's body is empty (and never called).
 fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
 
-// The new k row (normalized and rotated) into cache row `row` (its first element): a pair per
-// invocation, or with k8 a vec4 (8 values) per invocation, so that no two write parts of one.
-fn write_k_row2(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
-  let G = group_size();
-  for (var i = lid; i < head_dim() / 2u; i += WG) {
-    let e = 2u * i;
-    store_cache2(0u, row + e, vec2<f32>(roped(G, e, inv, qb, bkv), roped(G, e + 1u, inv, qb, bkv)));
-  }
-}
-fn write_k_row8(row: u32, inv: f32, qb: u32, bkv: u32, lid: u32) {
-  let G = group_size();
-  for (var i = lid; i < head_dim() / 8u; i += WG) {
-    let e = 8u * i;
-    var w = vec4<u32>();
-    for (var j = 0u; j < 4u; j++) {
-      let f = e + 2u * j;
-      w[j] = f16_word(vec2<f32>(roped(G, f, inv, qb, bkv), roped(G, f + 1u, inv, qb, bkv)));
-    }
-    store_k8((row + e) >> 3u, w);
-  }
-}
-
-// The new v row into cache row `row`: a pair per invocation, or with kv8 a vec4 per invocation.
-fn write_v_row2(row: u32, bkv: u32, lid: u32) {
-  for (var i = lid; i < head_dim() / 2u; i += WG) {
-    let e = 2u * i;
-    store_cache2(1u, row + e, load_new2(true, bkv * head_dim() + e));
-  }
-}
-fn write_v_row8(row: u32, bkv: u32, lid: u32) {
-  for (var i = lid; i < head_dim() / 8u; i += WG) {
-    let e = 8u * i;
-    var w = vec4<u32>();
-    for (var j = 0u; j < 4u; j++) { w[j] = f16_word(load_new2(true, bkv * head_dim() + e + 2u * j)); }
-    store_v8((row + e) >> 3u, w);
-  }
-}
-
 // flash_rope: rope_update_cache's work for this workgroup (then a barrier): the group's queries
 // normalized, rotated and scaled into q_s; in the last chunk (`last`) the new rows written to
 // cache row input_pos of kv head bkv (kb: that head's first cache element), visible to this
@@ -496,8 +340,11 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   if (last) {
     let inv = row_inv_rms(G, rows);
     let row = kb + params.pos * dim;
-    if (K8) { write_k_row8(row, inv, qb, bkv, lid); } else { write_k_row2(row, inv, qb, bkv, lid); }
-    if (V8) { write_v_row8(row, bkv, lid); } else { write_v_row2(row, bkv, lid); }
+    for (var i = lid; i < dim / 2u; i += WG) {
+      let e = 2u * i;
+      store_cache2(0u, row + e, vec2<f32>(roped(G, e, inv, qb, bkv), roped(G, e + 1u, inv, qb, bkv)));
+      store_cache2(1u, row + e, load_new2(true, bkv * dim + e));
+    }
     storageBarrier();
   }
   workgroupBarrier();
@@ -539,12 +386,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c_u0 = lid % units;
   let c_u1 = c_u0 + WG;
   let c_rg = lid / units;
-  // kv8's: a unit is a quad (four pairs) for two heads, and R8 row groups' partials fit acc_s.
-  let quads = half / 4u;
-  let units8 = max(1u, ((G + 1u) / 2u) * quads);
-  let R8 = max(1u, min(WG / units8, ACC8 / pairs));
-  let c8_u = lid % units8;
-  let c8_rg = lid / units8;
 
   {{prologue}}(qb, kb, bkv, c + 1u == params.chunks, lid);  // q_s holds the scaled queries
   if (STOP == 1u) {
@@ -555,7 +396,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var l_r = vec4<f32>(0.0);   // running sum of exp(score - m) of the slot's row
   var a0 = vec4<f32>(0.0);    // accumulators of units c_u0 and c_u1 over row group c_rg
   var a1 = vec4<f32>(0.0);
-  var a8: array<vec4<f32>, 4>;  // kv8: unit c8_u's over row group c8_rg
 
   for (var j0 = start; j0 < end; j0 += T) {
     let rows = min(T, end - j0);
@@ -563,10 +403,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // the others).
     if (a_nh > 0u) {
       var d = vec4<f32>(select(0.0, NEG, a_s == 0u));
-      if (a_t < rows) {
-        let kr = kb + (j0 + a_t) * dim;
-        if (K8) { d = partial_dots8(kr, a_s, S, half, a_g0, a_nh); } else { d = partial_dots(kr, a_s, S, half, a_g0, a_nh); }
-      }
+      if (a_t < rows) { d = partial_dots(kb + (j0 + a_t) * dim, a_s, S, half, a_g0, a_nh); }
       let e = (a_s * G + a_g0) * T + a_t;
       set_part(e, d.x);
       if (a_nh > 1u) { set_part(e + T, d.y); }
@@ -611,9 +448,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     if (STOP == 3u) { continue; }
     // C: the rows' p * v, after rescaling by the head's alpha.
-    if (V8) {
-      if (c8_rg < R8) { a8 = v_rows8(a8, c8_u, G, quads, dim, kb + j0 * dim, rows, c8_rg, R8); }
-    } else if (c_rg < R) {
+    if (c_rg < R) {
       let vb = kb + j0 * dim;
       a0 = v_rows(a0, c_u0, G, half, dim, vb, rows, c_rg, R);
       if (c_u1 < units) { a1 = v_rows(a1, c_u1, G, half, dim, vb, rows, c_rg, R); }
@@ -626,10 +461,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // q_s and part_s were last read before the last tile's B2 barrier: they take the R partial
   // accumulators and each row's l.
-  let groups = select(R, R8, V8);  // row groups whose partials acc_total adds
-  if (V8) {
-    if (c8_rg < R8) { put_acc8(a8, c8_u, G, half, pairs, c8_rg); }
-  } else if (c_rg < R) {
+  if (c_rg < R) {
     put_acc(a0, c_u0, G, half, pairs, c_rg);
     if (c_u1 < units) { put_acc(a1, c_u1, G, half, pairs, c_rg); }
   }
@@ -642,7 +474,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (params.single != 0u) {
     // out has q's layout: the group's heads are the G * D elements from qb.
     for (var i = lid; i < pairs; i += WG) {
-      write_out2(qb + 2u * i, acc_total(i, pairs, groups), l_sum(i / half));
+      var acc = q_s[i];
+      for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
+      write_out2(qb + 2u * i, acc, l_sum(i / half));
     }
     return;
   }
@@ -650,6 +484,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let slot0 = ((bkv / params.hkv) * params.hq + (bkv % params.hkv) * G) * params.max_chunks + c;
   for (var g = lid; g < G; g += WG) { Part[slot0 + g * params.max_chunks] = vec2<f32>(m_s[g], l_sum(g)); }
   for (var i = lid; i < pairs; i += WG) {
-    Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc_total(i, pairs, groups);
+    var acc = q_s[i];
+    for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
+    Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc;
   }
 }

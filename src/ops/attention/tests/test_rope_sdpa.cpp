@@ -52,15 +52,10 @@ constexpr RopeReference kInterleaved = testing::kInterleavedRope;
 const RuntimeOptions kDefault{};
 const RuntimeOptions kSingleMax32{{"sdpa_decode_single_max", "32"}};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}};
-// The k8 variants (sdpa_decode_k8): k rows read, and the new k row written, eight values at a time.
-const RuntimeOptions kThreeChunksK8{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_k8", "on"}};
-const RuntimeOptions kSingleMax32K8{{"sdpa_decode_single_max", "32"}, {"sdpa_decode_k8", "on"}};
-// kv8 (sdpa_decode_kv8): v rows likewise, and the new v row written eight values at a time.
-const RuntimeOptions kThreeChunksKV8{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_kv8", "on"}};
-const RuntimeOptions kDefaultKV8{{"sdpa_decode_kv8", "on"}};
-// sdpa_decode_specialize: flash_rope built for the group size and head_dim.
-const RuntimeOptions kThreeChunksSpecialized{
-    {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_specialize", "on"}};
+// sdpa_decode_specialize = off: flash_rope reads the group size and head_dim from its params
+// (the others build it for their geometry).
+const RuntimeOptions kThreeChunksGeneric{
+    {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_specialize", "off"}};
 
 struct Case {
   const char* name;
@@ -82,12 +77,7 @@ const Case kCases[] = {
     {"G1_D128_F16Io_F32Cache_Norm", 1, 2, 2, 128, DType::f16, DType::f32, true, kQwen, kThreeChunks},
     {"G2_D64_Interleaved_F16Cache_Norm", 1, 4, 2, 64, DType::f32, DType::f16, true, kInterleaved, kSingleMax32},
     {"G4_D128_F16_Norm", 1, 4, 1, 128, DType::f16, DType::f16, true, kQwen, kDefault},
-    {"G2_D128_F16Cache_Norm_K8", 1, 4, 2, 128, DType::f32, DType::f16, true, kQwen, kThreeChunksK8},
-    {"G4_D64_F16Cache_Llama_K8", 1, 8, 2, 64, DType::f32, DType::f16, false, kLlama, kSingleMax32K8},
-    {"G2_D128_F16Cache_Norm_KV8", 1, 4, 2, 128, DType::f32, DType::f16, true, kQwen, kThreeChunksKV8},
-    {"G4_D64_F16_Batch2_KV8", 2, 4, 1, 64, DType::f16, DType::f16, false, kLlama, kThreeChunksKV8},
-    {"G1_D128_F16Cache_KV8", 1, 2, 2, 128, DType::f32, DType::f16, false, kLlama, kDefaultKV8},
-    {"G2_D128_Norm_Specialized", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kThreeChunksSpecialized},
+    {"G2_D128_Norm_Generic", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kThreeChunksGeneric},
 };
 
 bool f16_io(const Case& c) { return c.io == DType::f16; }

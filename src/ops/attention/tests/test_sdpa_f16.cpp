@@ -40,21 +40,9 @@ const HalfCase kHalfCases[] = {
     {"K16Q32_D64_GQA", 8, 2, 64, 16, {{"sdpa_query_tile", "32"}}, "k16_streaming_q32"},
     {"Flash_D64_GQA", 8, 2, 64, 1, {}, "flash_decoding"},  // a single pass at these contexts
     {"Flash_D64_GQA_TwoPass", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}}, "flash_decoding"},
-    // sdpa_decode_k8: k rows read eight values per load (the k8 variants).
-    {"Flash_D64_GQA_TwoPass_K8", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_k8", "on"}},
-     "flash_decoding"},
-    {"Flash_D128_GQA_K8", 8, 2, 128, 1, {{"sdpa_decode_k8", "on"}}, "flash_decoding"},
-    // sdpa_decode_kv8: v rows too (the kv8 variants).
-    {"Flash_D64_GQA_TwoPass_KV8", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_kv8", "on"}},
-     "flash_decoding"},
-    {"Flash_D128_MHA_KV8", 2, 2, 128, 1, {{"sdpa_decode_kv8", "on"}}, "flash_decoding"},
-    {"Flash_D128_G2_TwoPass_KV8", 4, 2, 128, 1, {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_kv8", "on"}},
-     "flash_decoding"},
-    // sdpa_decode_specialize: the kernel built for the group size and head_dim (pipeline constants).
-    {"Flash_D64_GQA_TwoPass_Specialized", 8, 2, 64, 1,
-     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_specialize", "on"}}, "flash_decoding"},
-    {"Flash_D128_G2_KV8_Specialized", 4, 2, 128, 1, {{"sdpa_decode_kv8", "on"}, {"sdpa_decode_specialize", "on"}},
-     "flash_decoding"},
+    // sdpa_decode_specialize = off: one kernel that reads the group size and head_dim from params.
+    {"Flash_D64_GQA_TwoPass_Generic", 8, 2, 64, 1,
+     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_specialize", "off"}}, "flash_decoding"},
     {"Materialized_D80_MHA", 2, 2, 80, 16, {}, "materialized"},
 };
 

@@ -81,15 +81,9 @@ const Case kCases[] = {
     // sdpa_decode_single_max (tuning, test_sdpa_single_pass.cpp): a bad value declines the route.
     {"Flash_BadSingleMax_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_single_max", "-1"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_single_max is \"-1\", not a row count from 0 to 1048576"},
-    // sdpa_decode_k8 (tuning, test_sdpa_f16.cpp and test_rope_sdpa.cpp; f16 caches only, so the
-    // f32 caches here run as without it): a bad value declines the route.
-    {"Flash_D64_GQA_K8_F32Cache", config(1, 8, 2, 64, 1, {{"sdpa_decode_k8", "on"}}), kDecode40, "flash_decoding", ""},
-    {"Flash_BadK8_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_k8", "maybe"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_k8 is \"maybe\", not on or off"},
-    {"Flash_BadKV8_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_kv8", "1"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_kv8 is \"1\", not on or off"},
-    // sdpa_decode_specialize (tuning, test_sdpa_f16.cpp and test_rope_sdpa.cpp): likewise.
-    {"Flash_D80_GQA_Specialized", config(1, 4, 1, 80, 1, {{"sdpa_decode_specialize", "on"}, {"sdpa_decode_single_max", "0"}}),
+    // sdpa_decode_specialize (tuning, test_sdpa_f16.cpp and test_rope_sdpa.cpp): off reads the
+    // geometry from params; a bad value declines the route.
+    {"Flash_D80_GQA_Generic", config(1, 4, 1, 80, 1, {{"sdpa_decode_specialize", "off"}, {"sdpa_decode_single_max", "0"}}),
      kDecode40, "flash_decoding", ""},
     {"Flash_BadSpecialize_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_specialize", "yes"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_specialize is \"yes\", not on or off"},
