@@ -80,24 +80,11 @@ class Decoder {
 
     progress.update("lm_head");
     const ValueId final_norm = norm_weight("model.norm.weight");
-    ValueId logits = graph::kNoValue;
-    if (o_.all_logits) {
-      const ValueId out = add_norm(pending, residual, final_norm, "final_norm").first;
-      logits = b_.op1("linear", {out, lm_head(table)}, {}, "lm_head");
-    } else {
-      // Only the last position's logits are needed to sample; the product over the vocabulary is
-      // the largest of the step, so it runs on one row: the last position of the block output and
-      // of the residual (views), added and normalized inside the q4 product's kernel
-      // (add_rms_norm_linear: no dispatch of its own), or by add_rms_norm first.
-      auto last = [&](ValueId v, const char* name) { return b_.op1("select", {v}, {{"dim", 1}, {"index", -1}}, name); };
-      const ValueId h = last(pending, "last_token"), r = last(residual, "last_token.residual");
-      const ValueId w = lm_head(table);
-      if (b_.type(w).dtype == DType::q4gsw) {
-        logits = b_.op("add_rms_norm_linear", {h, r, final_norm, w}, {{"eps", c_.rms_norm_eps}}, "lm_head")[0];
-      } else {
-        logits = b_.op1("linear", {add_norm(h, r, final_norm, "final_norm").first, w}, {}, "lm_head");
-      }
-    }
+    ValueId out = add_norm(pending, residual, final_norm, "final_norm").first;
+    // Only the last position's logits are needed to sample; the product over the vocabulary is
+    // the largest of the step, so it runs on one row.
+    if (!o_.all_logits) out = b_.op1("select", {out}, {{"dim", 1}, {"index", -1}}, "last_token");
+    ValueId logits = b_.op1("linear", {out, lm_head(table)}, {}, "lm_head");
     if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
     b_.output("logits", logits);
     // Greedy decoding's next token on the device: shaped like a one-token "tokens" input, so a

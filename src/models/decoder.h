@@ -20,11 +20,9 @@
 //   h, res   = add_rms_norm(o, res)                                     f16 / f32 weights
 //   mlp_out  = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)
 //
-// then add_rms_norm(mlp_out, res; model.norm) and lm_head (the embedding table when tied) on the
-// last position only (select) unless all_logits: with a q4 lm_head one node,
-// add_rms_norm_linear(last mlp_out, last res, model.norm, lm_head), whose one-row kernel adds
-// and normalizes in its prologue; and next_token = argmax of the last position's logits (greedy
-// decoding picks it on the device: model.h).
+// then add_rms_norm(mlp_out, res; model.norm), the last position only (select) unless
+// all_logits, lm_head (the embedding table when tied), and next_token = argmax of the last
+// position's logits (greedy decoding picks it on the device: model.h).
 #pragma once
 
 #include <functional>

@@ -128,11 +128,9 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
 // linear_swiglu dispatch, and the residual adds and norms before the qkv and gate/up products
 // into those products' kernels (add_rms_norm_linear_qkv / _swiglu at one row of f32 x): 5 per
 // layer, plus layer 0's input rms_norm.
-// The last 1 is the final norm, which a q4 lm_head over the last position takes in its
-// prologue (add_rms_norm_linear) unless every position's logits are kept.
-size_t expected_decode_dispatches(const ModelConfig& c, bool q4, bool all_logits) {
+size_t expected_decode_dispatches(const ModelConfig& c, bool q4) {
   const size_t per_layer = q4 ? 5 : 9;
-  return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + 2 + (q4 && !all_logits ? 0 : 1);
+  return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + 2 + 1;
 }
 
 void print(const char* name, const Report& r) {
@@ -181,7 +179,7 @@ TEST_P(Decoder, F32MatchesReferenceAndGreedyTokens) {
   EXPECT_EQ(r.diff.failures, 0u) << r.diff.first_failure;
   EXPECT_EQ(r.greedy_agree, r.greedy_total);
   EXPECT_EQ(r.mutation_copies, 0u) << "KV caches should be updated where they lie";
-  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, false, GetParam().all_logits));
+  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, false));
 }
 
 TEST_P(Decoder, Q4WithHalfCacheMatchesDequantizedReference) {
@@ -193,7 +191,7 @@ TEST_P(Decoder, Q4WithHalfCacheMatchesDequantizedReference) {
   print((std::string(GetParam().name) + " q4, x in f32").c_str(), r);
   EXPECT_EQ(r.diff.failures, 0u) << r.diff.first_failure << " (bound " << kQ4Tol << ")";
   EXPECT_EQ(r.mutation_copies, 0u);
-  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, true, GetParam().all_logits));
+  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, true));
   // The default: the prefill GEMM and the one-row products (rows up to 4,096) round x to int8.
   // Its error stays far below the 4-bit weights' own, and the greedy tokens are the reference's.
   const Report x8 = run(built, tiny_, deq, GetParam().all_logits, kQ4X8Tol);

@@ -1,6 +1,6 @@
 // The quantized family: q4gsw routes for linear and embedding (ahead of linalg's dense ones,
-// which reject q4gsw) and add_rms_norm_linear (q4gsw only), and linear_qkv and linear_swiglu (and
-// their add_rms_norm_ forms) for q4gsw, f32 and f16 weights. Host quantization is in
+// which reject q4gsw), and linear_qkv and linear_swiglu (and their add_rms_norm_ forms) for
+// q4gsw, f32 and f16 weights. Host quantization is in
 // quantize.h.
 #include "ops/families.h"
 #include "ops/quant/quant_routes.h"
@@ -12,7 +12,6 @@ void register_quant(runtime::KernelRegistry& registry) {
   registry.prepend_routes("embedding", quant::embedding_routes());
   registry.add({"linear_qkv", quant::product_routes("linear_qkv")});
   registry.add({"linear_swiglu", quant::product_routes("linear_swiglu")});
-  registry.add({"add_rms_norm_linear", quant::product_routes("add_rms_norm_linear")});
   registry.add({"add_rms_norm_linear_qkv", quant::product_routes("add_rms_norm_linear_qkv")});
   registry.add({"add_rms_norm_linear_swiglu", quant::product_routes("add_rms_norm_linear_swiglu")});
 }

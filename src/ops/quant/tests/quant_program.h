@@ -11,7 +11,7 @@ namespace wgx::runtime::testing {
 
 using graph::GraphBuilder;
 
-// A linear, linear_qkv or linear_swiglu node, or the add_rms_norm_ form of any of them.
+// A linear, linear_qkv or linear_swiglu node, or the add_rms_norm_ form of the last two.
 struct ProductSpec {
   std::string name;
   int64_t m = 1, n = 1, k = 1;  // m: rows of x (the max when symbolic)
@@ -375,9 +375,6 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"n_qkv_t37_x16", 37, 64, 128, 32, f32, f16, true, {32, 16, 16}, "q4_gemm", false, false, false, true},
       {"n_qkv_d3", 3, 23, 37, 0, f32, f32, true, {11, 5, 7}, "gemv", false, false, false, true},
       {"n_qkv_d37_x16", 37, 41, 113, 0, f32, f16, false, {11, 13, 17}, "tiled", false, false, false, true},
-      // add_rms_norm_linear (a model's final norm and lm_head), q4gsw only
-      {"n_lin_g1", 1, 300, 128, 32, f32, f32, false, {}, "q4_gemv", false, false, false, true},
-      {"n_lin_t37", 37, 45, 96, 32, f32, f32, true, {}, "q4_gemm", false, false, false, true},
   };
   return specs;
 }

@@ -124,7 +124,7 @@ TEST(QuantOptions, SpecializedAndGenericKernelsGiveTheSameResults) {
         {"qkv", 1, 61, 128, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
         {"n_qkv", 1, 61, 2048, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
         {"n_sw", 1, 44, 96, 32, f16, f32, false, {}, "q4_gemv", false, false, true, true},
-        {"n_wide", 1, 64, 8192, 32, f32, f32, false, {}, "q4_gemv", false, false, false, true},
+        {"n_wide", 1, 64, 8192, 32, f32, f32, false, {}, "q4_gemv", false, false, true, true},
     };
     for (const auto& s : specs) p.add(b, s);
     RuntimeOptions options{{"quant_gemv_specialize", c[0]}};
