@@ -16,7 +16,8 @@
 // Options (tuning and tests): quant_gemm = off declines the route; quant_gemm_split = S asks for
 // S splits (at most one per slice); quant_gemm_wgs = G sets the workgroups that the splits aim
 // for (default 256); quant_gemm_rows = 64 or 128 fixes BM (f32 x only);
-// quant_gemm_x8 = on | off.
+// quant_gemm_x8 = on | off; quant_gemm_specialize = off: one kernel for every product (by default a
+// kernel per product, its sizes as pipeline constants).
 #include <algorithm>
 #include <array>
 #include <map>
@@ -90,6 +91,7 @@ struct Options {
   uint64_t split = 0;  // 0: by shape
   uint64_t rows = 0;   // 0: by shape
   uint64_t target = kTargetWorkgroups;  // workgroups split-K aims for
+  bool specialize = true;  // off with quant_gemm_specialize = off: one kernel for every product
 };
 
 // The options, or why one is malformed.
@@ -100,6 +102,11 @@ std::string options_of(const NodeContext& ctx, Options& o) {
   const std::string x8 = option(ctx, "quant_gemm_x8");
   if (!x8.empty() && x8 != "on" && x8 != "off") return "the quant_gemm_x8 option is '" + x8 + "', not on or off";
   o.x8 = x8 != "off";
+  const std::string spec = option(ctx, "quant_gemm_specialize");
+  if (!spec.empty() && spec != "on" && spec != "off") {
+    return "the quant_gemm_specialize option is '" + spec + "', not on or off";
+  }
+  o.specialize = spec != "off";
   if (auto why = count_option(ctx, "quant_gemm_split", 6, o.split); !why.empty()) return why;
   if (auto why = count_option(ctx, "quant_gemm_wgs", 6, o.target); !why.empty()) return why;
 
@@ -197,10 +204,20 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
                                             const std::vector<gpu::BufferBinding>& buffers) {
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
-  const gpu::Kernel& kernel =
-      product_kernel(ctx, (o.x8 ? "q4_gemm.i8.m" : "q4_gemm.m") + std::to_string(rows), b, "params.out_n");
   const uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.f16 ? kXF16 : 0) |
                          (partial ? kPartial : ((f.f16 ? kOutF16 : 0) | (f.swiglu ? kSwiglu : 0)));
+  // A kernel per product, its sizes and flags as pipeline constants (q4_gemm.wgsl's SPEC): on the
+  // H200 prefill went from 14,826-15,049 to 16,365-16,806 tok/s at pp128 on Llama-3.2-1B and from
+  // 17,671 to 19,328 at pp512 (Qwen3-0.6B +5-7%; PERFORMANCE.md, 2026-11-30).
+  std::vector<std::pair<std::string, double>> constants;
+  if (o.specialize) {
+    const double fixed[] = {1, double(f.n), double(f.k), double(flags), double(f.out_n), double(f.q4p.group_shift),
+                            double(f.q4p.groups), double(ceil_div(f.n, kTileCols))};
+    const char* names[] = {"SPEC", "N_C", "K_C", "FLAGS_C", "OUT_N_C", "SHIFT_C", "GROUPS_C", "TILES_N_C"};
+    for (size_t i = 0; i < std::size(names); ++i) constants.emplace_back(names[i], fixed[i]);
+  }
+  const gpu::Kernel& kernel = product_kernel(ctx, (o.x8 ? "q4_gemm.i8.m" : "q4_gemm.m") + std::to_string(rows), b,
+                                             "g_out_n()", std::move(constants));
   auto update = [f, o, rows, partial, flags, xd_base](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kGemmParams, 0);

@@ -45,6 +45,24 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> Out1: array<u32>;
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 
+// The quant_gemm_specialize option: the product's fixed facts as pipeline constants (SPEC), a
+// kernel per product; without it they come from params. Every use reads them through these.
+override SPEC: bool = false;
+override N_C: u32 = 0u;
+override K_C: u32 = 0u;
+override FLAGS_C: u32 = 0u;
+override OUT_N_C: u32 = 0u;
+override SHIFT_C: u32 = 0u;
+override GROUPS_C: u32 = 0u;
+override TILES_N_C: u32 = 0u;
+fn g_n() -> u32 { return select(params.n, N_C, SPEC); }
+fn g_k() -> u32 { return select(params.k, K_C, SPEC); }
+fn g_flags() -> u32 { return select(params.flags, FLAGS_C, SPEC); }
+fn g_out_n() -> u32 { return select(params.out_n, OUT_N_C, SPEC); }
+fn g_group_shift() -> u32 { return select(params.group_shift, SHIFT_C, SPEC); }
+fn g_groups() -> u32 { return select(params.groups, GROUPS_C, SPEC); }
+fn g_tiles_n() -> u32 { return select(params.tiles_n, TILES_N_C, SPEC); }
+
 const WG = 256u;
 const BM = {{rows}}u;
 const BN = 128u;
@@ -73,27 +91,27 @@ var<private> wr: vec2<u32>;
 var<private> sc: f32;
 
 fn scale(i: u32) -> f32 {
-  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(S[params.scale_base + (i >> 1u)])[i & 1u]; }
+  if ((g_flags() & SCALE_F16) != 0u) { return unpack2x16float(S[params.scale_base + (i >> 1u)])[i & 1u]; }
   return bitcast<f32>(S[params.scale_base + i]);
 }
 
 fn bias(n: u32) -> f32 {
-  if ((params.flags & BIAS) == 0u || n >= params.n) { return 0.0; }
-  if ((params.flags & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
+  if ((g_flags() & BIAS) == 0u || n >= g_n()) { return 0.0; }
+  if ((g_flags() & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
   return bitcast<f32>(Bias[n]);
 }
 
 // x's vec4 loads per invocation and slice: XL of 4 f32, or XL / 2 of 8 f16.
-fn x_loads() -> u32 { return select(XL, XL / 2u, (params.flags & X_F16) != 0u); }
+fn x_loads() -> u32 { return select(XL, XL / 2u, (g_flags() & X_F16) != 0u); }
 // Elements per load: 4 (f32) or 8 (f16), 1 << x_shift().
-fn x_shift() -> u32 { return select(2u, 3u, (params.flags & X_F16) != 0u); }
+fn x_shift() -> u32 { return select(2u, 3u, (g_flags() & X_F16) != 0u); }
 
 // Load p of x's slice at k0: v = lid + WG p holds 4 or 8 elements along k of row v % BM, so a
 // warp's stores to As hit consecutive rows; rows past m (and W's rows past n) are read clamped
 // and never written out.
 fn x_load(lid: u32, p: u32, m0: u32, k0: u32) -> vec4<u32> {
   let v = lid + WG * p;
-  let e = min(m0 + v % BM, params.m - 1u) * params.k + k0 + ((v / BM) << x_shift());
+  let e = min(m0 + v % BM, params.m - 1u) * g_k() + k0 + ((v / BM) << x_shift());
   return X[e >> x_shift()];
 }
 
@@ -104,9 +122,9 @@ fn load(lid: u32, m0: u32, n0: u32, k0: u32) {
   if (loads > 1u) { x1 = x_load(lid, 1u, m0, k0); }
   if (loads > 2u) { x2 = x_load(lid, 2u, m0, k0); }
   if (loads > 3u) { x3 = x_load(lid, 3u, m0, k0); }
-  let n = min(n0 + lid % BN, params.n - 1u);
-  wr = W[((n * params.k + k0) >> 4u) + lid / BN];
-  sc = scale(n * params.groups + (k0 >> params.group_shift));
+  let n = min(n0 + lid % BN, g_n() - 1u);
+  wr = W[((n * g_k() + k0) >> 4u) + lid / BN];
+  sc = scale(n * g_groups() + (k0 >> g_group_shift()));
 }
 
 // x[m0 + r, k0 + k..k + 3] = v.
@@ -132,7 +150,7 @@ fn put_w(r: u32, k: u32, v: vec4<f32>) {
 fn stage_x(lid: u32, p: u32, w: vec4<u32>) {
   let v = lid + WG * p;
   let k = (v / BM) << x_shift();
-  if ((params.flags & X_F16) != 0u) {
+  if ((g_flags() & X_F16) != 0u) {
     put_x(v % BM, k, vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)));
     put_x(v % BM, k + 4u, vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
   } else {
@@ -162,37 +180,37 @@ fn stage(lid: u32) {
 
 // The sums v of row m, product columns n..n + 3 (n a multiple of 4).
 fn finish(split: u32, m: u32, n: u32, v: vec4<f32>) {
-  if (m >= params.m || n >= params.n) { return; }
-  if ((params.flags & PARTIAL) != 0u) {
-    let base = (split * params.m + m) * params.n + n;
+  if (m >= params.m || n >= g_n()) { return; }
+  if ((g_flags() & PARTIAL) != 0u) {
+    let base = (split * params.m + m) * g_n() + n;
     Out0[base] = bitcast<u32>(v.x);
-    if (n + 1u < params.n) { Out0[base + 1u] = bitcast<u32>(v.y); }
-    if (n + 2u < params.n) { Out0[base + 2u] = bitcast<u32>(v.z); }
-    if (n + 3u < params.n) { Out0[base + 3u] = bitcast<u32>(v.w); }
+    if (n + 1u < g_n()) { Out0[base + 1u] = bitcast<u32>(v.y); }
+    if (n + 2u < g_n()) { Out0[base + 2u] = bitcast<u32>(v.z); }
+    if (n + 3u < g_n()) { Out0[base + 3u] = bitcast<u32>(v.w); }
     return;
   }
   let y = v + vec4<f32>(bias(n), bias(n + 1u), bias(n + 2u), bias(n + 3u));
-  let f16 = (params.flags & OUT_F16) != 0u;
-  if ((params.flags & SWIGLU) != 0u) {
+  let f16 = (g_flags() & OUT_F16) != 0u;
+  if ((g_flags() & SWIGLU) != 0u) {
     let o = vec2<f32>(silu(y.x) * y.y, silu(y.z) * y.w);
     let j = n / 2u;
-    if (f16) {  // out_n even: params.n is a multiple of 4, so all four columns exist
+    if (f16) {  // out_n even: g_n() is a multiple of 4, so all four columns exist
       put2(m, j, o);
     } else {
       put(m, j, o.x);
-      if (j + 1u < params.out_n) { put(m, j + 1u, o.y); }
+      if (j + 1u < g_out_n()) { put(m, j + 1u, o.y); }
     }
     return;
   }
   if (f16) {  // n even
     put2(m, n, y.xy);
-    if (n + 2u < params.n) { put2(m, n + 2u, y.zw); }
+    if (n + 2u < g_n()) { put2(m, n + 2u, y.zw); }
     return;
   }
   put(m, n, y.x);
-  if (n + 1u < params.n) { put(m, n + 1u, y.y); }
-  if (n + 2u < params.n) { put(m, n + 2u, y.z); }
-  if (n + 3u < params.n) { put(m, n + 3u, y.w); }
+  if (n + 1u < g_n()) { put(m, n + 1u, y.y); }
+  if (n + 2u < g_n()) { put(m, n + 2u, y.z); }
+  if (n + 3u < g_n()) { put(m, n + 3u, y.w); }
 }
 
 // The f32 product of workgroup `t`'s tile.
@@ -287,7 +305,7 @@ var<private> dx: f32;        // or one row's step (2 BM <= lid < 3 BM)
 // The next slice's words into registers: x's by the first 3 BM invocations (BM = 64), W's (one
 // column's half, as load()) and its scale by all.
 fn load_i8(lid: u32, m0: u32, n0: u32, s: u32) {
-  let chunks = params.k / BK;
+  let chunks = g_k() / BK;
   if (lid < 2u * BM) {
     let m = min(m0 + lid % BM, params.m - 1u);
     qx = X[2u * (m * chunks + s) + lid / BM];
@@ -295,9 +313,9 @@ fn load_i8(lid: u32, m0: u32, n0: u32, s: u32) {
     let e = params.xd_base + min(m0 + lid - 2u * BM, params.m - 1u) * chunks + s;
     dx = bitcast<f32>(X[e >> 2u][e & 3u]);
   }
-  let n = min(n0 + lid % BN, params.n - 1u);
-  wr = W[((n * params.k + s * BK) >> 4u) + lid / BN];
-  sc = scale(n * params.groups + ((s * BK) >> params.group_shift));
+  let n = min(n0 + lid % BN, g_n() - 1u);
+  wr = W[((n * g_k() + s * BK) >> 4u) + lid / BN];
+  sc = scale(n * g_groups() + ((s * BK) >> g_group_shift()));
 }
 
 // A weight word's nibbles q as int8 q - 8, even elements then odd (w & 0x0f0f0f0f's byte order
@@ -407,11 +425,11 @@ struct Tile { split: u32, m0: u32, n0: u32, first: u32, last: u32 }
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let wg = wgx_workgroup_index(wid, nwg);
-  let tiles = params.tiles_m * params.tiles_n;
+  let tiles = params.tiles_m * g_tiles_n();
   let split = wg / tiles;
   if (split >= params.splits) { return; }
   let first = split * params.chunk;
-  let t = Tile(split, ((wg % tiles) / params.tiles_n) * BM, ((wg % tiles) % params.tiles_n) * BN, first,
-               min(first + params.chunk, params.k / BK));
+  let t = Tile(split, ((wg % tiles) / g_tiles_n()) * BM, ((wg % tiles) % g_tiles_n()) * BN, first,
+               min(first + params.chunk, g_k() / BK));
   {{gemm}}(lid, t);
 }

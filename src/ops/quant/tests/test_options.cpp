@@ -328,14 +328,19 @@ TEST(QuantOptions, GemmSplitsAndTileHeightsGiveTheSameResults) {
     const char* rows;  // "": the default (64)
     bool x8;           // quant_gemm_x8: x rounded to int8 (its own bound), one more dispatch per node
     size_t reduced;    // nodes that take the reduce pass
+    bool specialize = true;  // quant_gemm_specialize (default on): a kernel per product; off: one for all
   };
   // One split: the GEMM writes y itself but for the odd f16 width; 3 or more than the slices
   // (one split per slice): partials for all.
   for (const Case& c : {Case{"1", "128", false, 1}, Case{"3", "64", false, 8}, Case{"1000", "128", false, 8},
                         Case{"1000", "", false, 8}, Case{"1", "", true, 1}, Case{"3", "", true, 8},
-                        Case{"1000", "64", true, 8}}) {
-    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows + (c.x8 ? " int8 x" : " f32 x"));
-    RuntimeOptions options{{"quant_gemm_split", c.split}, {"quant_gemm_x8", c.x8 ? "on" : "off"}};
+                        Case{"1000", "64", true, 8}, Case{"1", "128", false, 1, false}, Case{"1", "", true, 1, false},
+                        Case{"3", "", true, 8, false}}) {
+    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows + (c.x8 ? " int8 x" : " f32 x") +
+                 (c.specialize ? "" : ", one kernel for all"));
+    RuntimeOptions options{{"quant_gemm_split", c.split},
+                           {"quant_gemm_x8", c.x8 ? "on" : "off"},
+                           {"quant_gemm_specialize", c.specialize ? "on" : "off"}};
     if (*c.rows) options["quant_gemm_rows"] = c.rows;
     graph::GraphBuilder b;
     Products p;
@@ -434,6 +439,7 @@ TEST(QuantOptions, BadGemmOptionsAreBuildErrors) {
       {"quant_gemm_split", "two", "the quant_gemm_split option is 'two'"},
       {"quant_gemm_rows", "32", "the quant_gemm_rows option is '32'"},
       {"quant_gemm_x8", "yes", "the quant_gemm_x8 option is 'yes', not on or off"},
+      {"quant_gemm_specialize", "1", "the quant_gemm_specialize option is '1', not on or off"},
       {"quant_gemm_wgs", "0", "the quant_gemm_wgs option is '0'"},
       {"quant_gemm_rows", "128", "the quant_gemm_rows option is 128 with x in int8, which takes 64"},
   };
