@@ -289,9 +289,10 @@ bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce"
 // `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
 // TOUCH_NEXT (each tile touches the next).
 // `fixed`: q4_gemv's params that do not change with M (n, k, flags, tpc, tiles_n, group_shift,
-// groups, tile_stride), its pipeline constants with the quant_gemv_specialize option.
+// groups, tile_stride, and the comb variants' head_dim and slots), its pipeline constants unless
+// quant_gemv_specialize = off.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             bool touch, bool touch_next, const std::array<uint32_t, 8>& fixed) {
+                             bool touch, bool touch_next, const std::array<uint32_t, 10>& fixed) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -301,7 +302,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).
     if (option(ctx, "quant_gemv_specialize") != "off") {
       constants.emplace_back("SPEC", 1.0);
-      const char* names[] = {"N_C", "K_C", "FLAGS_C", "TPC_C", "TILES_C", "SHIFT_C", "GROUPS_C", "STRIDE_C"};
+      const char* names[] = {"N_C", "K_C", "FLAGS_C", "TPC_C", "TILES_C", "SHIFT_C", "GROUPS_C", "STRIDE_C", "HEAD_DIM_C", "SLOTS_C"};
       for (size_t i = 0; i < fixed.size(); ++i) constants.emplace_back(names[i], static_cast<double>(fixed[i]));
     }
     name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
@@ -331,7 +332,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
   if (stage == Stage::Norm || stage == Stage::Comb) {
     b.insert(b.end(), {gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   }
-  return product_kernel(ctx, name, b, "params.n", std::move(constants));
+  return product_kernel(ctx, name, b, k == Kernel::Q4Gemv ? "p_n()" : "params.n", std::move(constants));
 }
 
 // The executable part: the main kernel or the gemv kernel a tiled route falls back to at small
@@ -416,9 +417,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
                                                  : kTile;
   const uint64_t tiles_n = ceil_div(f.n, cols);
   const uint64_t per_row = stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
-  const std::array<uint32_t, 8> fixed{static_cast<uint32_t>(f.n), static_cast<uint32_t>(f.k), flags, tpc,
-                                      static_cast<uint32_t>(tiles_n), f.q4p.group_shift, f.q4p.groups,
-                                      static_cast<uint32_t>(per_row)};
+  const std::array<uint32_t, 10> fixed{static_cast<uint32_t>(f.n), static_cast<uint32_t>(f.k), flags, tpc,
+                                       static_cast<uint32_t>(tiles_n), f.q4p.group_shift, f.q4p.groups,
+                                       static_cast<uint32_t>(per_row), head_dim, slots};
   auto update = [k, f, tpc, flags, split0, split1, rows, eps, tiles_n, per_row, chunks, slots,
                  head_dim](const NodeContext& c) {
     const uint64_t m = rows_now(c);

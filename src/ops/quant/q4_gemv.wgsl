@@ -54,6 +54,8 @@ override TILES_C: u32 = 0u;
 override SHIFT_C: u32 = 0u;
 override GROUPS_C: u32 = 0u;
 override STRIDE_C: u32 = 0u;
+override HEAD_DIM_C: u32 = 0u;
+override SLOTS_C: u32 = 0u;
 fn p_n() -> u32 { return select(params.n, N_C, SPEC); }
 fn p_k() -> u32 { return select(params.k, K_C, SPEC); }
 fn p_flags() -> u32 { return select(params.flags, FLAGS_C, SPEC); }
@@ -62,6 +64,8 @@ fn p_tiles_n() -> u32 { return select(params.tiles_n, TILES_C, SPEC); }
 fn p_group_shift() -> u32 { return select(params.group_shift, SHIFT_C, SPEC); }
 fn p_groups() -> u32 { return select(params.groups, GROUPS_C, SPEC); }
 fn p_tile_stride() -> u32 { return select(params.tile_stride, STRIDE_C, SPEC); }
+fn p_head_dim() -> u32 { return select(params.head_dim, HEAD_DIM_C, SPEC); }
+fn p_slots() -> u32 { return select(params.slots, SLOTS_C, SPEC); }
 
 const WG = {{workgroup_size}}u;  // 256 (wg), 64 (sg: more workgroups for narrow products)
 const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4
