@@ -435,6 +435,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const int submits_per_step = pipelined ? kSubmitsPerPipelinedStep : kSubmitsPerSyncStep;
   const char* mode = pipelined ? "pipelined" : "sync";
   const runtime::MemoryReport mem = m.program->memory();
+  const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
   std::optional<std::pair<StepProfile, StepProfile>> profile;
   const bool timestamps = m.gpu->features().timestamp_query;
   if (a.profile && timestamps) profile = profile_steps(m, prompt, start, global.program);
@@ -453,6 +454,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"description", m.description},
         {"adapter", m.gpu->adapter().device},
         {"load_s", m.load_seconds},
+        {"build_s", m.build_seconds},
+        {"kernels_compiled", kernels},
         {"context", m.limits.max_seq},
         {"prompt_tokens", a.prompt_tokens},
         {"prompt_pos", start - a.prompt_tokens},
@@ -505,7 +508,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   }
 
   const auto hb = [](uint64_t b) { return runtime::human_bytes(b); };
-  std::printf("model        %s (%s), ready in %.1f s\n", name.c_str(), m.description.c_str(), m.load_seconds);
+  std::printf("model        %s (%s), ready in %.1f s (the program built in %.2f s, %zu kernels compiled)\n", name.c_str(),
+              m.description.c_str(), m.load_seconds, m.build_seconds, kernels);
   std::printf("prefill      %s in %.3f s: %s tok/s (%lld step%s, %zu dispatches in %zu submit%s in the last; median of %lld runs, "
               "fastest %s tok/s)\n",
               tokens_at(a.prompt_tokens, start - a.prompt_tokens).c_str(), t.prefill_s, rate(prefill_tok_s).c_str(),

@@ -242,6 +242,7 @@ LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool 
   if (!file) m.read_seconds = since(read_start);
   m.config = built.config;
   m.limits = llm::model_limits(built.graph);
+  const auto build_start = std::chrono::steady_clock::now();
   if (keep_built) {
     m.program = std::make_unique<runtime::Program>(*m.gpu, built.graph, built.weights, global.program);
     m.built = std::move(built);
@@ -249,6 +250,7 @@ LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool 
   } else {
     m.program = std::make_unique<runtime::Program>(*m.gpu, std::move(built.graph), built.weights, global.program);
   }
+  m.build_seconds = since(build_start);
   m.eos_ids = m.config.eos_token_ids;
   if (const auto eos = m.tokenizer ? m.tokenizer->special_tokens().eos : std::nullopt;
       eos && std::find(m.eos_ids.begin(), m.eos_ids.end(), *eos) == m.eos_ids.end()) {

@@ -72,6 +72,7 @@ struct LoadedModel {
   std::string description;       // "Qwen3, q4 weights, f16 KV cache, context 4096, <adapter>"
   double load_seconds = 0;
   double read_seconds = 0;  // of load_seconds: reading the model (a folder: + converting weights)
+  double build_seconds = 0;  // of load_seconds: building the program (routes, kernels, uploads)
   // With keep_built: the graph and weights the program was built from, to build it again with
   // other runtime options (wgx bench --profile).
   std::optional<models::BuiltModel> built;

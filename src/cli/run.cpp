@@ -83,8 +83,8 @@ llm::ChatTemplate chat_template_of(const LoadedModel& m) {
 }
 
 void announce(const ModelArgs& args, const LoadedModel& m) {
-  std::fprintf(stderr, "wgx: %s (%s) ready in %.2f s (model read in %.3f s)\n", args.path.c_str(),
-               m.description.c_str(), m.load_seconds, m.read_seconds);
+  std::fprintf(stderr, "wgx: %s (%s) ready in %.2f s (model read in %.3f s, program built in %.3f s)\n",
+               args.path.c_str(), m.description.c_str(), m.load_seconds, m.read_seconds, m.build_seconds);
 }
 
 int64_t parse_in_flight(const std::string& text) {

@@ -808,6 +808,7 @@ AsyncRead Program::read_async(std::string_view output) {
 bool Program::last_execute_was_small() const { return impl_->small_class_now; }
 size_t Program::resize_count() const { return impl_->resizes; }
 size_t Program::param_uploads() const { return impl_->params.uploads(); }
+size_t Program::kernels_compiled() const { return impl_->pipelines.size(); }
 
 std::vector<int64_t> Program::output_shape(std::string_view name) const {
   const Impl& m = *impl_;

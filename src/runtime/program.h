@@ -181,6 +181,9 @@ class Program {
   // Queue writes of uniform params so far: only params that changed since the last execute are
   // uploaded, one write per dirty page.
   size_t param_uploads() const;
+  // Compute pipelines this program compiled: one per kernel variant and set of pipeline constants
+  // (the products and flash decoding build theirs per shape).
+  size_t kernels_compiled() const;
   // This thread's CPU time in execute() so far, by phase (seconds): the nodes' resize hooks and
   // shape updates, the uniform params' upload, recording the dispatches, recording the feeds'
   // copies and the readbacks, and the submit (where Dawn turns the recording into the backend's

@@ -190,7 +190,7 @@ case "$case_name" in
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 16 --temp 0
     cp "$tmp/out" "$tmp/folder"
     run 0 "$wgx" run --model "$tmp/demo.wgx" -p "The meaning of life is" -n 16 --temp 0
-    expect_err "demo.wgx (Llama, q4 weights, f16 KV cache, context 1024, .*) ready in"
+    expect_err "demo.wgx (Llama, q4 weights, f16 KV cache, context 1024, .*) ready in .* (model read in .* s, program built in .* s)"
     cmp -s "$tmp/folder" "$tmp/out" || fail "the .wgx generated other text than the folder: $(cat "$tmp/folder")"
     run 2 "$wgx" run --model "$tmp/demo.wgx" -p "x" --weights f32
     expect_err "fixed by wgx convert: --weights cannot change them" ;;
@@ -201,6 +201,7 @@ case "$case_name" in
     # Random weights at a tiny geometry: no model folder, no tokenizer.
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4
     expect_out "^model        synthetic demo-tiny (Llama, q4 weights, f16 KV cache, context 4096"
+    expect_out "), ready in [0-9.]* s (the program built in [0-9.]* s, [1-9][0-9]* kernels compiled)$"
     expect_out "^prefill      8 tokens at positions 0..7 in .* tok/s"
     expect_out "^first token  "
     expect_out "^warm-up      [1-9][0-9]* untimed runs\? of the same shape first (--warmup 1000 ms)"
@@ -219,6 +220,9 @@ case "$case_name" in
     cp "$tmp/out" "$tmp/pipelined.json"
     expect_out '"decode_mode": "pipelined"'
     expect_out '"submits_per_decode_token": 1'
+    # The program's build is a part of the load, and it compiled kernels.
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(not (0 < j["build_s"] <= j["load_s"] and j["kernels_compiled"] > 0))' \
+      "$tmp/out" || fail "the build time is not a part of the load time, or no kernels were compiled"
     # The submitting share of the thread's CPU time is part of it (the same clock).
     python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); s, t = j["host_submit_cpu_ms_per_decode_token"], j["host_thread_cpu_ms_per_decode_token"]; sys.exit(not 0 < s <= t)' \
       "$tmp/out" || fail "the submitting CPU time is not a part of the thread's"
