@@ -113,6 +113,14 @@ constexpr uint32_t kFoldRows = 64;
 std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_fold_rows", kFoldRows, 1, kRowsPerTile);
 }
+// The sdpa_decode_fold_tiles option (tuning): the projection merges chunks of up to this many
+// tiles (default 1), so that longer contexts too run without the combine pass (a dispatch per
+// layer) while the bound's chunks hold them: at 20 chunks of up to 4 tiles, 5,120 visible rows.
+constexpr uint32_t kFoldTiles = 1;
+constexpr uint32_t kMaxFoldTiles = 64;
+std::optional<uint32_t> fold_tiles_option(const NodeContext& ctx) {
+  return count_option(ctx, "sdpa_decode_fold_tiles", kFoldTiles, 1, kMaxFoldTiles);
+}
 
 // One step: its chunks, and whether it is a single pass (then one chunk of all visible rows).
 struct Plan {
@@ -120,12 +128,13 @@ struct Plan {
   bool single = false;
 };
 // `fold_max`: the chunks the consumer merges (0: it merges none), in chunks of at least
-// `fold_rows` rows (kFoldRows).
-Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max, uint32_t fold_max, uint32_t fold_rows) {
+// `fold_rows` rows (kFoldRows) and at most `fold_tiles` tiles (kFoldTiles).
+Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max, uint32_t fold_max, uint32_t fold_rows,
+              uint32_t fold_tiles) {
   if (visible <= single_max) return {{visible, 1}, true};
   if (const uint32_t most = std::min(fold_max, limit); most > 0) {
     const uint32_t rows = std::max(fold_rows, (visible + most - 1) / most);
-    if (rows <= kRowsPerTile) return {{rows, (visible + rows - 1) / rows}, false};
+    if (rows <= kRowsPerTile * fold_tiles) return {{rows, (visible + rows - 1) / rows}, false};
   }
   return {chunks_for(visible, limit), false};
 }
@@ -162,6 +171,10 @@ std::string guard(const NodeContext& ctx) {
   if (!single_option(ctx)) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
+  }
+  if (!fold_tiles_option(ctx)) {
+    return "sdpa_decode_fold_tiles is \"" + ctx.options().find("sdpa_decode_fold_tiles")->second +
+           "\", not a tile count from 1 to " + std::to_string(kMaxFoldTiles);
   }
   if (!fold_rows_option(ctx)) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
@@ -217,6 +230,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
   const uint32_t single_max = single_option(ctx, fold != nullptr).value();
   const uint32_t fold_rows = fold_rows_option(ctx).value();
+  const uint32_t fold_tiles = fold_tiles_option(ctx).value();
   const uint32_t fold_chunks = fold ? fold_max : 0;
   const PartLayout layout = part_layout(ctx, max, limit);
   const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
@@ -251,7 +265,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Plan p = plan_for(pos + 1, limit, single_max, fold_chunks, fold_rows);
+    const Plan p = plan_for(pos + 1, limit, single_max, fold_chunks, fold_rows, fold_tiles);
     if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
@@ -262,7 +276,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   };
   auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max, fold_chunks, fold_rows);
+    const Plan p =
+        plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max, fold_chunks, fold_rows, fold_tiles);
     const uint32_t rows = g.batch * g.seq * g.hq;
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;
