@@ -1,6 +1,7 @@
 #include "ops/common.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "graph/error.h"
@@ -42,6 +43,34 @@ const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders
                                   std::vector<std::pair<std::string, double>> constants) {
   gpu::KernelKey key{std::string(variant.template_id), std::string(variant.variant), std::move(constants)};
   return ctx.pipelines().get(key, [&] { return gpu::KernelSource{variant_source(variant, prelude), bindings}; });
+}
+
+namespace {
+std::string fixed_constant(std::string_view field) {
+  std::string name(field);
+  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return name + "_C";
+}
+}  // namespace
+
+std::string FixedParams::wgsl() const {
+  std::string s = "override SPEC: bool = false;\n";
+  for (std::string_view f : fields) {
+    const std::string c = fixed_constant(f);
+    s += "override " + c + ": u32 = 0u;\n";
+    s += "fn " + std::string(prefix) + std::string(f) + "() -> u32 { return select(params." + std::string(f) + ", " + c +
+         ", SPEC); }\n";
+  }
+  return s;
+}
+
+void FixedParams::constants(std::vector<std::pair<std::string, double>>& out, const std::vector<uint32_t>& values) const {
+  if (values.size() != fields.size()) {
+    throw graph::GraphError("fixed params: " + std::to_string(values.size()) + " values for " +
+                            std::to_string(fields.size()) + " fields");
+  }
+  out.emplace_back("SPEC", 1.0);
+  for (size_t i = 0; i < fields.size(); ++i) out.emplace_back(fixed_constant(fields[i]), static_cast<double>(values[i]));
 }
 
 std::vector<uint32_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {

@@ -81,6 +81,19 @@ const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders
                                   std::vector<gpu::Binding> bindings, std::string_view prelude = {},
                                   std::vector<std::pair<std::string, double>> constants = {});
 
+// A kernel's params that stay fixed for a node, as pipeline constants (ops/README.md): its params
+// struct's u32 `fields` and the `prefix` of their accessors. wgsl() declares `override SPEC: bool`
+// and, per field f, `override F_C: u32` (F: f in capitals) and `fn <prefix>f() -> u32`, which
+// returns F_C when SPEC is set and params.f otherwise: prepended to the kernel's template, which
+// reads those fields only through the accessors. constants() sets SPEC and the fields to `values`
+// (in the fields' order): a kernel built for one node.
+struct FixedParams {
+  std::string_view prefix;
+  std::vector<std::string_view> fields;
+  std::string wgsl() const;
+  void constants(std::vector<std::pair<std::string, double>>& out, const std::vector<uint32_t>& values) const;
+};
+
 // Element strides of an input of shape `in` broadcast to `out` (right-aligned): 0 along
 // broadcast dims, packed into 8 slots (rank <= 8).
 std::vector<uint32_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/kernel.h"
+#include "ops/common.h"
 #include "ops/quant/merged_gemv.h"
 #include "runtime/op_kernel.h"
 #include "shaders/shader_variant.h"
@@ -32,6 +33,9 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
 // The pipeline of a generated attention variant, by name.
 const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& variant,
                           std::vector<std::pair<std::string, double>> constants = {});
+// sdpa_flash's params fixed per node (the group size and head_dim: f_group(), f_dim()), in its
+// prelude; flash decoding sets them as pipeline constants unless sdpa_decode_specialize = off.
+extern const FixedParams kFlashFixed;
 
 // The runtime option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent,
 // nullopt when it is malformed or out of range (a guard declines its route then).

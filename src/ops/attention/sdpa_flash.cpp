@@ -214,15 +214,14 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   std::vector<std::pair<std::string, double>> constants;
   if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
-  // The split pass built for the model's group size and head_dim (sdpa_flash.wgsl's GROUP_C and
-  // DIM_C), a kernel per geometry: with fixed trip counts the driver gave it 58-71 registers
+  // The split pass built for the model's group size and head_dim (kFlashFixed), a kernel per
+  // geometry: with fixed trip counts the driver gave it 58-71 registers
   // instead of 80 on the H200, and decode went from 1,136 to 1,179 tok/s on Llama-3.2-1B, 859 to
   // 902 on Qwen3-0.6B (PERFORMANCE.md, 2026-11-30). sdpa_decode_specialize = off: one kernel that
   // reads them from params (tuning).
   if (on_off_option(ctx, "sdpa_decode_specialize", true).value()) {
     const Geometry g = geometry_max(ctx);
-    constants.emplace_back("GROUP_C", g.group);
-    constants.emplace_back("DIM_C", g.dim);
+    kFlashFixed.constants(constants, {g.group, g.dim});
   }
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();

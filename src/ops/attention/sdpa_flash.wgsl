@@ -101,13 +101,9 @@ var<workgroup> alpha_s: array<f32, MAX_G>;                // rescale of the accu
 // written. 0 (the default) runs everything.
 override STOP: u32 = 0u;
 
-// The group size and head_dim as pipeline constants, so that the driver compiles this kernel for
-// one geometry (fixed trip counts; the host sets them unless sdpa_decode_specialize = off); 0
-// reads them from the params.
-override GROUP_C: u32 = 0u;
-override DIM_C: u32 = 0u;
-fn group_size() -> u32 { return select(params.group, GROUP_C, GROUP_C != 0u); }
-fn head_dim() -> u32 { return select(params.dim, DIM_C, DIM_C != 0u); }
+// The group size and head_dim are read through f_group() and f_dim(), which the prelude declares
+// (ops::FixedParams): pipeline constants unless sdpa_decode_specialize = off, so that the driver
+// compiles this kernel for one geometry (fixed trip counts).
 fn keep_f32(v: f32) {
   if (params.pad0 == 1u) { Out[0] = bitcast<u32>(v); }
 }
@@ -211,7 +207,7 @@ fn l_sum(g: u32) -> f32 {
 
 // flash: the group's queries, scaled, into q_s (then a barrier).
 fn load_queries(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
-  for (var i = lid; i < group_size() * head_dim() / 2u; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
+  for (var i = lid; i < f_group() * f_dim() / 2u; i += WG) { q_s[i] = load_q2(qb + 2u * i) * params.scale; }
   workgroupBarrier();
 }
 
@@ -234,11 +230,11 @@ fn load_new2(v: bool, i: u32) -> vec2<f32> {
 // Channel e of row `row` as the projection gave it: query head `row` of the group (its elements
 // from qb), or (row G) the new k row of kv head bkv.
 fn raw(row: u32, e: u32, qb: u32, bkv: u32) -> f32 {
-  if (row < group_size()) {
-    let i = qb + row * head_dim() + e;
+  if (row < f_group()) {
+    let i = qb + row * f_dim() + e;
     return load_q2(i & ~1u)[i & 1u];
   }
-  let i = bkv * head_dim() + e;
+  let i = bkv * f_dim() + e;
   return load_new2(false, i & ~1u)[i & 1u];
 }
 
@@ -258,7 +254,7 @@ fn square_sums(rows: u32, qb: u32, bkv: u32, lid: u32) {
   let row = lid / L;
   if (row < rows) {
     var s = 0.0;
-    for (var e = lid % L; e < head_dim(); e += L) {
+    for (var e = lid % L; e < f_dim(); e += L) {
       let x = raw(row, e, qb, bkv);
       s += x * x;
     }
@@ -282,7 +278,7 @@ fn row_inv_rms(row: u32, rows: u32) -> f32 {
 fn normed(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
   let x = raw(row, e, qb, bkv);
   if (params.norm == 0u) { return x; }
-  let kind = select(1u, 0u, row < group_size());
+  let kind = select(1u, 0u, row < f_group());
   let w = Table[params.norm_base + kind * params.norm_words + select(e, e >> 1u, OUT_F16)];
   var weight = bitcast<f32>(w);
   if (OUT_F16) { weight = unpack2x16float(w)[e & 1u]; }
@@ -292,7 +288,7 @@ fn normed(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
 // Channel e of row `row` normalized and rotated by input_pos, rounded to q's dtype: what
 // rope_update_cache writes for it (the same rope_rotate of the same pair).
 fn roped(row: u32, e: u32, inv: f32, qb: u32, bkv: u32) -> f32 {
-  let half = head_dim() / 2u;
+  let half = f_dim() / 2u;
   var lo = e & ~1u;  // interleaved: the pair (2f, 2f + 1)
   var f = e / 2u;
   var hi = lo + 1u;
@@ -324,8 +320,8 @@ fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
 // cache row input_pos of kv head bkv (kb: that head's first cache element), visible to this
 // workgroup's reads of the caches after the storage barrier.
 fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
-  let dim = head_dim();
-  let G = group_size();
+  let dim = f_dim();
+  let G = f_group();
   let rows = G + select(0u, 1u, last);
   if (params.norm != 0u) {
     square_sums(rows, qb, bkv, lid);
@@ -357,8 +353,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (wg >= params.batch * params.hkv * params.chunks) { return; }
   let c = wg % params.chunks;
   let bkv = wg / params.chunks;  // b * hkv + kv head
-  let G = group_size();
-  let dim = head_dim();
+  let G = f_group();
+  let dim = f_dim();
   let half = dim / 2u;
   let pairs = G * half;
   let items = G * T;  // (head, row) of a tile: at most 4 per invocation

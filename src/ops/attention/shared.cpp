@@ -64,10 +64,13 @@ std::string prelude(std::string_view template_id) {
   std::string p = kF16PackWgsl;
   if (template_id == "rope_update_cache" || template_id == "sdpa_flash") p += transformer::kRopeAnglesWgsl;
   if (template_id == "sdpa_flash" || template_id.starts_with("sdpa_combine")) p += kSdpaOutWgsl;
+  if (template_id == "sdpa_flash") p += kFlashFixed.wgsl();
   return p;
 }
 
 }  // namespace
+
+const FixedParams kFlashFixed{"f_", {"group", "dim"}};
 
 std::string variant_wgsl(const shaders::ShaderVariant& variant) {
   return variant_source(variant, prelude(variant.template_id));

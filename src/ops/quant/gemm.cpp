@@ -196,6 +196,10 @@ class GemmExec : public Steps {
 
 auto u32(uint64_t v) { return static_cast<uint32_t>(v); }
 
+// q4_gemm's params that do not change with M: its pipeline constants unless quant_gemm_specialize
+// = off.
+const FixedParams kQ4GemmFixed{"g_", {"n", "k", "flags", "out_n", "group_shift", "groups", "tiles_n"}};
+
 // The GEMM dispatch for tile rows `rows` writing partials or the output: it runs only where the
 // current M's plan says so (else no workgroups).
 // With int8 x, X is q8_chunks' output: the words, then the steps from word xd_base.
@@ -206,18 +210,16 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
   for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
   const uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (f.f16 ? kXF16 : 0) |
                          (partial ? kPartial : ((f.f16 ? kOutF16 : 0) | (f.swiglu ? kSwiglu : 0)));
-  // A kernel per product, its sizes and flags as pipeline constants (q4_gemm.wgsl's SPEC): on the
-  // H200 prefill went from 14,826-15,049 to 16,365-16,806 tok/s at pp128 on Llama-3.2-1B and from
+  // A kernel per product, its sizes and flags as pipeline constants (kQ4GemmFixed): on the H200
+  // prefill went from 14,826-15,049 to 16,365-16,806 tok/s at pp128 on Llama-3.2-1B and from
   // 17,671 to 19,328 at pp512 (Qwen3-0.6B +5-7%; PERFORMANCE.md, 2026-11-30).
   std::vector<std::pair<std::string, double>> constants;
   if (o.specialize) {
-    const double fixed[] = {1, double(f.n), double(f.k), double(flags), double(f.out_n), double(f.q4p.group_shift),
-                            double(f.q4p.groups), double(ceil_div(f.n, kTileCols))};
-    const char* names[] = {"SPEC", "N_C", "K_C", "FLAGS_C", "OUT_N_C", "SHIFT_C", "GROUPS_C", "TILES_N_C"};
-    for (size_t i = 0; i < std::size(names); ++i) constants.emplace_back(names[i], fixed[i]);
+    kQ4GemmFixed.constants(constants, {u32(f.n), u32(f.k), flags, u32(f.out_n), f.q4p.group_shift, f.q4p.groups,
+                                       u32(ceil_div(f.n, kTileCols))});
   }
   const gpu::Kernel& kernel = product_kernel(ctx, (o.x8 ? "q4_gemm.i8.m" : "q4_gemm.m") + std::to_string(rows), b,
-                                             "g_out_n()", std::move(constants));
+                                             "g_out_n()", std::move(constants), &kQ4GemmFixed);
   auto update = [f, o, rows, partial, flags, xd_base](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kGemmParams, 0);

@@ -295,11 +295,14 @@ bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce"
 
 // `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
 // TOUCH_NEXT (each tile touches the next).
-// `fixed`: q4_gemv's params that do not change with M (n, k, flags, tpc, tiles_n, group_shift,
-// groups, tile_stride, and the comb variants' head_dim and slots), its pipeline constants unless
-// quant_gemv_specialize = off.
+// q4_gemv's params that do not change with M (the comb variants' head_dim and slots too): its
+// pipeline constants unless quant_gemv_specialize = off.
+const FixedParams kQ4GemvFixed{
+    "p_", {"n", "k", "flags", "tpc", "tiles_n", "group_shift", "groups", "tile_stride", "head_dim", "slots"}};
+
+// `fixed`: kQ4GemvFixed's values for this product.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             bool touch, bool touch_next, const std::array<uint32_t, 10>& fixed) {
+                             bool touch, bool touch_next, const std::vector<uint32_t>& fixed) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -307,11 +310,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     // the reduction with known trip counts and the flags' branches away. On the H200 that took
     // decode from 1,173 to 1,315 tok/s on Llama-3.2-1B and from 902 to 981 on Qwen3-0.6B
     // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).
-    if (option(ctx, "quant_gemv_specialize") != "off") {
-      constants.emplace_back("SPEC", 1.0);
-      const char* names[] = {"N_C", "K_C", "FLAGS_C", "TPC_C", "TILES_C", "SHIFT_C", "GROUPS_C", "STRIDE_C", "HEAD_DIM_C", "SLOTS_C"};
-      for (size_t i = 0; i < fixed.size(); ++i) constants.emplace_back(names[i], static_cast<double>(fixed[i]));
-    }
+    if (option(ctx, "quant_gemv_specialize") != "off") kQ4GemvFixed.constants(constants, fixed);
     name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
     if (stage != Stage::None) {
       name += stage == Stage::Norm ? ".norm" : stage == Stage::Comb ? ".comb" : ".xs";
@@ -339,7 +338,8 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
   if (stage == Stage::Norm || stage == Stage::Comb) {
     b.insert(b.end(), {gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   }
-  return product_kernel(ctx, name, b, k == Kernel::Q4Gemv ? "p_n()" : "params.n", std::move(constants));
+  if (k != Kernel::Q4Gemv) return product_kernel(ctx, name, b, "params.n", std::move(constants));
+  return product_kernel(ctx, name, b, "p_n()", std::move(constants), &kQ4GemvFixed);
 }
 
 // The executable part: the main kernel or the gemv kernel a tiled route falls back to at small
@@ -424,9 +424,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
                                                  : kTile;
   const uint64_t tiles_n = ceil_div(f.n, cols);
   const uint64_t per_row = stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
-  const std::array<uint32_t, 10> fixed{static_cast<uint32_t>(f.n), static_cast<uint32_t>(f.k), flags, tpc,
-                                       static_cast<uint32_t>(tiles_n), f.q4p.group_shift, f.q4p.groups,
-                                       static_cast<uint32_t>(per_row), head_dim, slots};
+  const std::vector<uint32_t> fixed{static_cast<uint32_t>(f.n), static_cast<uint32_t>(f.k), flags, tpc,
+                                    static_cast<uint32_t>(tiles_n), f.q4p.group_shift, f.q4p.groups,
+                                    static_cast<uint32_t>(per_row), head_dim, slots};
   auto update = [k, f, tpc, flags, split0, split1, rows, eps, tiles_n, per_row, chunks, slots,
                  head_dim](const NodeContext& c) {
     const uint64_t m = rows_now(c);

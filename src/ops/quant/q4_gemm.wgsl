@@ -45,23 +45,9 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> Out1: array<u32>;
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 
-// The quant_gemm_specialize option: the product's fixed facts as pipeline constants (SPEC), a
-// kernel per product; without it they come from params. Every use reads them through these.
-override SPEC: bool = false;
-override N_C: u32 = 0u;
-override K_C: u32 = 0u;
-override FLAGS_C: u32 = 0u;
-override OUT_N_C: u32 = 0u;
-override SHIFT_C: u32 = 0u;
-override GROUPS_C: u32 = 0u;
-override TILES_N_C: u32 = 0u;
-fn g_n() -> u32 { return select(params.n, N_C, SPEC); }
-fn g_k() -> u32 { return select(params.k, K_C, SPEC); }
-fn g_flags() -> u32 { return select(params.flags, FLAGS_C, SPEC); }
-fn g_out_n() -> u32 { return select(params.out_n, OUT_N_C, SPEC); }
-fn g_group_shift() -> u32 { return select(params.group_shift, SHIFT_C, SPEC); }
-fn g_groups() -> u32 { return select(params.groups, GROUPS_C, SPEC); }
-fn g_tiles_n() -> u32 { return select(params.tiles_n, TILES_N_C, SPEC); }
+// The fields fixed per product (n, k, flags, out_n, group_shift, groups, tiles_n) are read
+// through g_<field>(), which the prelude declares (ops::FixedParams): pipeline constants unless
+// quant_gemm_specialize = off.
 
 const WG = 256u;
 const BM = {{rows}}u;

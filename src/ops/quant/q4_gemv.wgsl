@@ -41,31 +41,11 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 {{stage_bindings}}
 
-// The quant_gemv_specialize option: the product's fixed facts as pipeline constants (SPEC), so
-// that the driver compiles the kernel for one product (trip counts of the chunk loop and the
-// reduction known, no branches on the flags); without it they come from params. Every use reads
-// them through these functions.
-override SPEC: bool = false;
-override N_C: u32 = 0u;
-override K_C: u32 = 0u;
-override FLAGS_C: u32 = 0u;
-override TPC_C: u32 = 0u;
-override TILES_C: u32 = 0u;
-override SHIFT_C: u32 = 0u;
-override GROUPS_C: u32 = 0u;
-override STRIDE_C: u32 = 0u;
-override HEAD_DIM_C: u32 = 0u;
-override SLOTS_C: u32 = 0u;
-fn p_n() -> u32 { return select(params.n, N_C, SPEC); }
-fn p_k() -> u32 { return select(params.k, K_C, SPEC); }
-fn p_flags() -> u32 { return select(params.flags, FLAGS_C, SPEC); }
-fn p_tpc() -> u32 { return select(params.tpc, TPC_C, SPEC); }
-fn p_tiles_n() -> u32 { return select(params.tiles_n, TILES_C, SPEC); }
-fn p_group_shift() -> u32 { return select(params.group_shift, SHIFT_C, SPEC); }
-fn p_groups() -> u32 { return select(params.groups, GROUPS_C, SPEC); }
-fn p_tile_stride() -> u32 { return select(params.tile_stride, STRIDE_C, SPEC); }
-fn p_head_dim() -> u32 { return select(params.head_dim, HEAD_DIM_C, SPEC); }
-fn p_slots() -> u32 { return select(params.slots, SLOTS_C, SPEC); }
+// The fields fixed per product (n, k, flags, tpc, tiles_n, group_shift, groups, tile_stride,
+// head_dim, slots) are read through p_<field>(), which the prelude declares (ops::FixedParams):
+// pipeline constants unless quant_gemv_specialize = off, so that the driver compiles the kernel
+// for one product (trip counts of the chunk loop and the reduction known, no branches on the
+// flags).
 
 const WG = {{workgroup_size}}u;  // 256 (wg), 64 (sg: more workgroups for narrow products)
 const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4

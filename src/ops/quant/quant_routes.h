@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/common.h"
 #include "runtime/op_kernel.h"
 
 namespace wgx::ops::quant {
@@ -50,10 +51,12 @@ const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::str
                                  std::vector<gpu::Binding> bindings);
 // The same for the product kernels (q4_gemv, dense_gemv, tiled, q4_gemm), which also share
 // put/put2 (a column of row m into whichever of Out0..Out2 holds it: params.split0/split1, the
-// last output `total_columns` wide, an expression such as "params.n") and placed_nibbles.
+// last output `total_columns` wide, an expression such as "params.n") and placed_nibbles; `fixed`:
+// the kernel's params fixed per node (their accessors join the prelude).
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                   std::vector<gpu::Binding> bindings, const std::string& total_columns = "params.n",
-                                  std::vector<std::pair<std::string, double>> constants = {});
+                                  std::vector<std::pair<std::string, double>> constants = {},
+                                  const FixedParams* fixed = nullptr);
 
 // Where a product node's operands are: linear, linear_qkv and linear_swiglu take (x, weight,
 // [bias]); their add_rms_norm_ forms take (x, residual, norm_weight, weight, [bias]), use

@@ -83,9 +83,10 @@ fn put2(m: u32, n: u32, v: vec2<f32>) {
 
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                   std::vector<gpu::Binding> bindings, const std::string& total_columns,
-                                  std::vector<std::pair<std::string, double>> constants) {
+                                  std::vector<std::pair<std::string, double>> constants, const FixedParams* fixed) {
   return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
-                        std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + kInt8ChunkWgsl + output_wgsl(total_columns),
+                        std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + kInt8ChunkWgsl +
+                            output_wgsl(total_columns) + (fixed ? fixed->wgsl() : ""),
                         std::move(constants));
 }
 
