@@ -35,7 +35,7 @@
 // quant_gemv_stop = read | stage | products (diagnostics, wrong results): q4_gemv ends after
 // reading x + residual (the norm prologue's; the others end after staging), after staging x, or
 // after its products, so a profile tells its phases' costs apart. quant_gemv_specialize = off:
-// one q4_gemv kernel for every product shape (by default, one per shape: q4_gemv.wgsl's SPEC).
+// one q4_gemv kernel for every product shape (by default, one per shape: kQ4GemvFixed).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -306,7 +306,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
-    // A kernel per product shape (q4_gemv.wgsl's SPEC): the driver compiles the chunk loop and
+    // A kernel per product shape (kQ4GemvFixed): the driver compiles the chunk loop and
     // the reduction with known trip counts and the flags' branches away. On the H200 that took
     // decode from 1,173 to 1,315 tok/s on Llama-3.2-1B and from 902 to 981 on Qwen3-0.6B
     // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).

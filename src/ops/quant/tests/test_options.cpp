@@ -129,7 +129,7 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
 TEST(QuantOptions, SpecializedAndGenericKernelsGiveTheSameResults) {
   // quant_gemv_specialize on (the default): q4_gemv compiled per product with N, K, the flags,
   // the lanes, the tiles, the groups and the workgroups per row as pipeline constants
-  // (q4_gemv.wgsl's SPEC); off: one kernel reading them from params. Every variant the decoder
+  // (kQ4GemvFixed in products.cpp); off: one kernel reading them from params. Every variant the decoder
   // uses: plain, qkv split with bias, swiglu, the norm prologue (int8 and f32 x), f16 scales,
   // four rows, a workgroup taking several tiles; results within the bound both ways.
   const DType f16 = DType::f16, f32 = DType::f32;
