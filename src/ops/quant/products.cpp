@@ -293,14 +293,13 @@ Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
 // q4_gemv's reduction: the subgroup one only when the quant_gemv_reduce option asks for it.
 bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce") == "sg"; }
 
-// `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
-// TOUCH_NEXT (each tile touches the next).
 // q4_gemv's params that do not change with M (the comb variants' head_dim and slots too): its
 // pipeline constants unless quant_gemv_specialize = off.
 const FixedParams kQ4GemvFixed{
     "p_", {"n", "k", "flags", "tpc", "tiles_n", "group_shift", "groups", "tile_stride", "head_dim", "slots"}};
 
-// `fixed`: kQ4GemvFixed's values for this product.
+// `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
+// TOUCH_NEXT (each tile touches the next); `fixed`: kQ4GemvFixed's values for this product.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
                              bool touch, bool touch_next, const std::vector<uint32_t>& fixed) {
   std::string name = info(k).variant_prefix;
