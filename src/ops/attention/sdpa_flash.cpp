@@ -181,7 +181,7 @@ std::string guard(const NodeContext& ctx) {
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
   }
   for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_prefetch_v"}) {
-    if (!on_off_option(ctx, name, std::string_view(name) == "sdpa_decode_specialize")) {
+    if (!on_off_option(ctx, name, false)) {  // nullopt only for a value that is neither on nor off
       return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
     }
   }
