@@ -96,17 +96,13 @@ struct Options {
 
 // The options, or why one is malformed.
 std::string options_of(const NodeContext& ctx, Options& o) {
-  const std::string on = option(ctx, "quant_gemm");
-  if (!on.empty() && on != "on" && on != "off") return "the quant_gemm option is '" + on + "', not on or off";
-  o.off = on == "off";
-  const std::string x8 = option(ctx, "quant_gemm_x8");
-  if (!x8.empty() && x8 != "on" && x8 != "off") return "the quant_gemm_x8 option is '" + x8 + "', not on or off";
-  o.x8 = x8 != "off";
-  const std::string spec = option(ctx, "quant_gemm_specialize");
-  if (!spec.empty() && spec != "on" && spec != "off") {
-    return "the quant_gemm_specialize option is '" + spec + "', not on or off";
+  for (const char* name : {"quant_gemm", "quant_gemm_x8", "quant_gemm_specialize"}) {
+    const std::string v = option(ctx, name);
+    if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
-  o.specialize = spec != "off";
+  o.off = option(ctx, "quant_gemm") == "off";
+  o.x8 = option(ctx, "quant_gemm_x8") != "off";
+  o.specialize = option(ctx, "quant_gemm_specialize") != "off";
   if (auto why = count_option(ctx, "quant_gemm_split", 6, o.split); !why.empty()) return why;
   if (auto why = count_option(ctx, "quant_gemm_wgs", 6, o.target); !why.empty()) return why;
 
