@@ -41,7 +41,7 @@ StepProfile profile_step(const runtime::Program& program, std::string step) {
   }
   StepProfile p;
   p.step = std::move(step);
-  std::map<std::tuple<std::string, std::string, std::string>, ProfileRow> rows;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, ProfileRow> rows;
   for (const gpu::DispatchTiming& t : program.last_timings()) {
     const auto it = by_label.find(t.label);
     const std::string op = it == by_label.end() ? "?" : it->second->op;
@@ -49,9 +49,10 @@ StepProfile profile_step(const runtime::Program& program, std::string step) {
     const bool small = it != by_label.end() && program.last_execute_was_small() && !it->second->small_route.empty();
     const std::string route = it == by_label.end() ? t.label : small ? it->second->small_route : it->second->route;
     const std::string nodes = node_kind(t.label);
-    ProfileRow& row = rows[{op, route, nodes}];
+    ProfileRow& row = rows[{op, route, t.kernel, nodes}];
     row.op = op;
     row.route = route;
+    row.kernel = t.kernel;
     row.nodes = nodes;
     ++row.dispatches;
     row.microseconds += t.microseconds();
@@ -78,12 +79,12 @@ std::string profile_table(const StepProfile& p) {
     std::snprintf(line, sizeof line, "             behind queued steps: %.1f us of GPU time\n", p.queued_microseconds);
     out += line;
   }
-  std::snprintf(line, sizeof line, "  %-26s %-18s %-30s %10s %12s %7s\n", "op", "route", "nodes", "dispatches",
-                "time (us)", "share");
+  std::snprintf(line, sizeof line, "  %-26s %-34s %-36s %-30s %10s %12s %7s\n", "op", "route", "kernel", "nodes",
+                "dispatches", "time (us)", "share");
   out += line;
   for (const ProfileRow& r : p.rows) {
-    std::snprintf(line, sizeof line, "  %-26s %-18s %-30s %10zu %12.1f %6.1f%%\n", r.op.c_str(), r.route.c_str(),
-                  r.nodes.c_str(), r.dispatches, r.microseconds, share(r.microseconds, p.total_microseconds));
+    std::snprintf(line, sizeof line, "  %-26s %-34s %-36s %-30s %10zu %12.1f %6.1f%%\n", r.op.c_str(), r.route.c_str(),
+                  r.kernel.c_str(), r.nodes.c_str(), r.dispatches, r.microseconds, share(r.microseconds, p.total_microseconds));
     out += line;
   }
   return out;
@@ -94,6 +95,7 @@ nlohmann::json profile_json(const StepProfile& p) {
   for (const ProfileRow& r : p.rows) {
     rows.push_back({{"op", r.op},
                     {"route", r.route},
+                    {"kernel", r.kernel},
                     {"nodes", r.nodes},
                     {"dispatches", r.dispatches},
                     {"us", r.microseconds},

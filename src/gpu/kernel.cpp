@@ -57,10 +57,11 @@ WGPUBufferBindingType binding_type(Binding b) {
 
 }  // namespace
 
+std::string KernelKey::name() const { return variant.empty() ? template_id : template_id + '[' + variant + ']'; }
+
 std::string KernelKey::to_string() const {
   std::ostringstream s;
-  s << template_id;
-  if (!variant.empty()) s << '[' << variant << ']';
+  s << name();
   if (!constants.empty()) {
     s << '{';
     for (size_t i = 0; i < constants.size(); ++i) {

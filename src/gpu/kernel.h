@@ -27,6 +27,7 @@ struct KernelKey {
 
   bool operator==(const KernelKey&) const = default;
   std::string to_string() const;  // "axpy[f32.vec4]{wg=256}"
+  std::string name() const;       // "axpy[f32.vec4]": the kernel without its constants
 };
 
 struct KernelKeyHash {

@@ -92,6 +92,7 @@ void Recorder::dispatch_grid(const Kernel& kernel, const BindGroup& group, Workg
   if (timing_ == Timing::Dispatches) {
     end_pass();
     begin_pass(label, true);
+    timed_kernels_.push_back(kernel.key().name());
   } else if (!pass_) {
     begin_pass(label_, timing_ == Timing::Passes);
   }
@@ -211,8 +212,9 @@ std::vector<DispatchTiming> Recorder::timings() {
   }
   const auto* ts = static_cast<const uint64_t*>(wgpuBufferGetConstMappedRange(readback_.raw(), 0, bytes));
   for (size_t i = 0; i < timed_; ++i) {
-    const std::string label = timing_ == Timing::Dispatches ? std::string(label_of(recorded_[i])) : label_;
-    out.push_back({label, ts[2 * i], ts[2 * i + 1]});
+    const bool dispatch = timing_ == Timing::Dispatches;
+    out.push_back({dispatch ? std::string(label_of(recorded_[i])) : label_, dispatch ? timed_kernels_[i] : std::string(),
+                   ts[2 * i], ts[2 * i + 1]});
   }
   wgpuBufferUnmap(readback_.raw());
   return out;

@@ -31,6 +31,7 @@ WorkgroupGrid split_workgroups(uint64_t count, uint32_t max_per_dimension);
 
 struct DispatchTiming {
   std::string label;
+  std::string kernel;  // the dispatch's KernelKey::name(); "" where a pass is timed
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;
   double microseconds() const { return static_cast<double>(end_ns - begin_ns) * 1e-3; }
@@ -96,6 +97,7 @@ class Recorder {
   Handle<WGPUComputePassEncoder, wgpuComputePassEncoderRelease> pass_;
   std::vector<Recorded> recorded_;
   std::string labels_;  // every dispatch's label, back to back
+  std::vector<std::string> timed_kernels_;  // with Timing::Dispatches, each one's kernel name
   std::vector<AsyncReadback*> readbacks_;  // their maps start at submit()
   // Profiling: one query set, resolved into a buffer and read back after the submit.
   Handle<WGPUQuerySet, wgpuQuerySetRelease> queries_;

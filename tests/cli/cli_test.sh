@@ -238,9 +238,13 @@ case "$case_name" in
     expect_out '"dtype": "f32"'
     expect_out '"submits_per_decode_token": 1'
     expect_out '"profile": '
-    # Rows per kind of node: the layer index starred, one row for the same node of every layer.
-    python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; n = [r["nodes"] for r in rows]; sys.exit("layers.*.attn.sdpa_o_proj" not in n or len(n) != len(set((r["op"], r["route"], r["nodes"]) for r in rows)) or any("layers.0." in x for x in n))' \
-      "$tmp/out" || fail "profile rows are not one per kind of node"
+    # Rows per kind of node and kernel: the layer index starred, one row for the same node of every
+    # layer; the attention's two kernels at 101 rows (flash decoding's split pass, the merging
+    # projection) each a row of their own.
+    python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; n = [r["nodes"] for r in rows]; sys.exit("layers.*.attn.sdpa_o_proj" not in n or len(n) != len(set((r["op"], r["route"], r["kernel"], r["nodes"]) for r in rows)) or any("layers.0." in x for x in n) or any(not r["kernel"] for r in rows))' \
+      "$tmp/out" || fail "profile rows are not one per kind of node and kernel"
+    python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["profile"]["decode"]["rows"]; k = sorted(r["kernel"].split("[")[0] for r in rows if r["nodes"] == "layers.*.attn.sdpa_o_proj"); sys.exit(k != ["q4_gemv", "sdpa_flash"])' \
+      "$tmp/out" || fail "the attention's kernels do not have a row each"
     # The steps timed whole as well (one timestamp pair per pass, not per dispatch).
     python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["profile"]; sys.exit(p is not None and not (p["decode"]["step_us"] > 0 and p["decode"]["queued_us"] > 0 and p["decode"]["step_runs"] == 24 and p["prefill"]["step_us"] > 0))' \
       "$tmp/out" || fail "the profile lacks the steps timed whole"

@@ -35,6 +35,7 @@ TEST(Timestamps, EveryDispatchIsTimedInOrder) {
   ASSERT_EQ(t.size(), 5u);
   for (size_t i = 0; i < t.size(); ++i) {
     EXPECT_EQ(t[i].label, "busy " + std::to_string(i));
+    EXPECT_EQ(t[i].kernel, "test.busy");
     EXPECT_LE(t[i].begin_ns, t[i].end_ns) << i;
     if (i > 0) {
       EXPECT_GE(t[i].begin_ns, t[i - 1].end_ns) << i;  // dependent work runs in order
@@ -63,6 +64,7 @@ TEST(Timestamps, PassesAreTimedAsRecorded) {
   ASSERT_EQ(t.size(), 2u);
   for (size_t i = 0; i < t.size(); ++i) {
     EXPECT_EQ(t[i].label, "step");
+    EXPECT_EQ(t[i].kernel, "");  // a pass may hold several kernels
     EXPECT_LE(t[i].begin_ns, t[i].end_ns) << i;
   }
   EXPECT_GE(t[1].begin_ns, t[0].end_ns);
