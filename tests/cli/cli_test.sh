@@ -98,24 +98,18 @@ case "$case_name" in
   touch_first)
     # A staged q4 gemv whose workgroups take one column tile each is built with TOUCH (its first
     # weights loaded before x is staged), one that takes two with half the lanes to make one
-    # (quant_gemv_one_tile), and one whose workgroups walk several tiles with TOUCH_NEXT (each
-    # tile touches the next one's first weights: quant_gemv_touch_next). With
-    # quant_gemv_stage_wgs = 1 (one workgroup per row walks every tile) and both options off,
-    # nothing touches. None of it changes a token.
+    # (quant_gemv_one_tile). With quant_gemv_stage_wgs = 1 (one workgroup per row walks every
+    # tile) and quant_gemv_one_tile off, nothing touches. None of it changes a token.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH=1"
     cp "$tmp/out" "$tmp/touched"
     same() { diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/touched") >/dev/null || fail "the tokens changed with $1"; }
     one=(--option quant_gemv_stage_wgs=1)
-    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" --option quant_gemv_one_tile=off --option quant_gemv_touch_next=off \
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" --option quant_gemv_one_tile=off \
       run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]"
     ! grep -q "TOUCH" "$tmp/err" || fail "a product of several tiles per workgroup was built with TOUCH"
-    same "both options off"
-    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
-    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]{.*TOUCH_NEXT=1"
-    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
-    same "one workgroup per row"
+    same "quant_gemv_one_tile off"
     # quant_gemv_one_tile = on: as few lanes as it takes to make one tile.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" --option quant_gemv_one_tile=on \
       run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0

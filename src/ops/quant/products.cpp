@@ -27,9 +27,7 @@
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
 // quant_gemv_stage_wgs = G; quant_gemv_one_tile = on | off: a staged product with as many column
 // tiles as workgroups however few lanes per column that takes, or never fewer lanes (default:
-// where halving them once does it); quant_gemv_touch_next = off: a staged workgroup of several
-// tiles does not touch each next tile's first weights early (default on); quant_gemv_x8 = on | off stages x in
-// int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
+// where halving them once does it); quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
 // with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
 // quant_gemv_stop = read | stage | products (diagnostics, wrong results): q4_gemv ends after
@@ -195,8 +193,7 @@ uint32_t stop_code(const std::string& stop) {
 
 std::string check_tpc_option(const NodeContext& ctx) {
   for (const char* name :
-       {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_touch_next",
-        "quant_gemv_specialize"}) {
+       {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_specialize"}) {
     const std::string v = option(ctx, name);
     if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
   }
@@ -298,10 +295,10 @@ bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce"
 const FixedParams kQ4GemvFixed{
     "p_", {"n", "k", "flags", "tpc", "tiles_n", "group_shift", "groups", "tile_stride", "head_dim", "slots"}};
 
-// `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `touch_next`: its
-// TOUCH_NEXT (each tile touches the next); `fixed`: kQ4GemvFixed's values for this product.
+// `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `fixed`: kQ4GemvFixed's
+// values for this product.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             bool touch, bool touch_next, const std::vector<uint32_t>& fixed) {
+                             bool touch, const std::vector<uint32_t>& fixed) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -322,7 +319,6 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
         constants.emplace_back("XS", static_cast<double>(f.k / 4));
       }
       if (touch) constants.emplace_back("TOUCH", 1.0);
-      if (touch_next) constants.emplace_back("TOUCH_NEXT", 1.0);
     }
     // Diagnostics: the kernel ends after one of its phases (q4_gemv.wgsl's STOP, stop_code); the
     // product's output is not written.
@@ -390,8 +386,8 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // (each lane then takes more chunks of a row, a tile twice the columns) where that once makes
   // one tile per workgroup, so that it touches its first weights below: Llama-3.2-1B's gate/up
   // (2 tiles at 64 lanes) went from ~340 to ~306 us per decode token on the H200, -4% of the
-  // step (PERFORMANCE.md, 2026-11-30). Narrower still (lm_head: 4 lanes) measured no better than
-  // touch_next. quant_gemv_one_tile = on halves until one tile, off never (tuning); neither with
+  // step (PERFORMANCE.md, 2026-11-30). Narrower still (lm_head: 4 lanes) measured no better.
+  // quant_gemv_one_tile = on halves until one tile, off never (tuning); neither with
   // the quant_gemv_tpc option, which sets the lanes itself.
   const std::string one_tile = option(ctx, "quant_gemv_one_tile");
   if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && one_tile != "off" && option(ctx, "quant_gemv_tpc").empty() &&
@@ -408,13 +404,11 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // tile before staging x (touch_first in q4_gemv.wgsl, compiled in by the TOUCH constant): on
   // the H200 that took Qwen3-0.6B's decode step from ~1,400 to ~1,240 us and Llama-3.2-1B's
   // from ~990 to ~960; in workgroups of two or more tiles (Llama's gate/up, every lm_head) it
-  // cost more than it saved (PERFORMANCE.md, 2026-11-30).
+  // cost more than it saved (PERFORMANCE.md, 2026-11-30). Touching each next tile's first words
+  // as a tile starts, in workgroups of several tiles, paid with generic kernels but not once each
+  // was built for its product (Llama-3.2-1B 1,140 -> 1,158 tok/s at 3,900 rows without it,
+  // the same at 128: PERFORMANCE.md, 2026-11-30 (late)), and is gone.
   const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg && q4_tiles(tpc) <= stage_wgs;
-  // Where a staged workgroup takes several tiles (the lm_heads), each tile touches the next one's
-  // first words as it starts (TOUCH_NEXT): Qwen3-0.6B's lm_head ~56 -> ~49 us on the H200,
-  // Llama-3.2-1B's ~76 -> ~71. quant_gemv_touch_next = off turns it off (tuning).
-  const bool touch_next = k == Kernel::Q4Gemv && stage != Stage::None && !sg && !touch &&
-                          option(ctx, "quant_gemv_touch_next") != "off";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
   const uint32_t slots = comb ? comb->slots : 0, head_dim = comb ? comb->head_dim : 0;
@@ -439,7 +433,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch, touch_next, fixed), buffers,
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch, fixed), buffers,
                                         k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 

@@ -171,11 +171,8 @@ fn load_chunk(cols: vec4<u32>, c: u32) -> Chunk {
 // not the 20 that loading the chunk itself early would hold through the staging. Assumes the
 // workgroup reduction's lane groups; the host sets TOUCH (which compiles it in) for the staged
 // variants with that reduction where each workgroup takes one tile (with more, it measured slower; a branch on a flag instead of the
-// constant also cost the variants that skip it). TOUCH_NEXT (tuning, the quant_gemv_touch_next
-// option) does the same for a workgroup's next tile at the start of each tile, so that the next
-// tile's loads overlap this one's products and reduction.
+// constant also cost the variants that skip it).
 override TOUCH: bool = false;
-override TOUCH_NEXT: bool = false;
 struct Touched {
   w: vec4<u32>,
   s: vec4<u32>,
@@ -199,11 +196,6 @@ fn touch_first(wg: u32, lid: u32) -> Touched {
   if (!TOUCH) { return Touched(); }
   return touch_tile(wg % p_tile_stride(), lid);
 }
-fn touch_next(tile: u32, lid: u32) -> Touched {
-  if (!TOUCH_NEXT) { return Touched(); }
-  return touch_tile(tile + p_tile_stride(), lid);
-}
-fn fold(a: Touched, b: Touched) -> Touched { return Touched(a.w ^ b.w, a.s ^ b.s); }
 
 // Diagnostics (the quant_gemv_stop option): 1 ends each workgroup after staging x, 2 after the
 // products, before the reduction and the writes; 3 in the norm prologue (norm.i8) after reading
@@ -292,7 +284,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // Column tiles wg % G, + G, ... (G = p_tile_stride() workgroups per row of x: tiles_n, one
   // tile each, unless x is staged, where fewer workgroups share the staging).
   for (var tile = wg % p_tile_stride(); tile < p_tiles_n(); tile += p_tile_stride()) {
-    let next = touch_next(tile, lid);  // consumed at the end of the tile
     let n0 = tile * (C * WG / lanes) + C * group;
     let chunks = p_k() >> 5u;
     let cols = group_cols(n0);
@@ -312,7 +303,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     if (STOP == 2u) {
       keep_f32(acc[0].x + acc[0].y + acc[0].z + acc[0].w);
-      touched = fold(touched, next);
       continue;
     }
     for (var r = 0u; r < R; r++) {
@@ -344,7 +334,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     workgroupBarrier();  // red's slots are rewritten by the next tile's reduction
-    touched = fold(touched, next);
   }
   keep(touched);
 }

@@ -91,19 +91,17 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
   // quant_gemv_stage_wgs = 1 makes one workgroup stage x and take every column tile (4 each
   // here: a lane group of 64 or 32 lanes, 16 or 32 columns per workgroup); quant_gemv_one_tile
   // then gives that workgroup one tile of all the columns (16 or 8 lanes per column group, each
-  // walking 4 chunks of a row), and with 2 workgroups one tile each; quant_gemv_touch_next has
-  // each tile of a workgroup touch the next one's first weights. "": the defaults (one halving of
-  // the lanes where that makes one tile, touch_next elsewhere).
-  using Case = std::array<const char*, 5>;  // norm, stage, stage_wgs, one_tile, touch_next
+  // walking 4 chunks of a row), and with 2 workgroups one tile each. "": the default (one halving
+  // of the lanes where that makes one tile).
+  using Case = std::array<const char*, 4>;  // norm, stage, stage_wgs, one_tile
   for (const Case& c :
-       {Case{"on", "on", "256", "off", "off"}, Case{"on", "off", "256", "off", "off"}, Case{"off", "on", "256", "off", "off"},
-        Case{"off", "off", "256", "off", "off"}, Case{"on", "on", "1", "off", "off"}, Case{"on", "on", "1", "on", "off"},
-        Case{"off", "on", "2", "on", "off"}, Case{"on", "on", "1", "off", "on"}, Case{"off", "on", "2", "off", "on"},
-        Case{"on", "on", "1", "", ""}, Case{"off", "on", "2", "", ""}}) {
+       {Case{"on", "on", "256", "off"}, Case{"on", "off", "256", "off"}, Case{"off", "on", "256", "off"},
+        Case{"off", "off", "256", "off"}, Case{"on", "on", "1", "off"}, Case{"on", "on", "1", "on"},
+        Case{"off", "on", "2", "on"}, Case{"off", "on", "2", "off"}, Case{"on", "on", "1", ""},
+        Case{"off", "on", "2", ""}}) {
     const char *norm = c[0], *stage = c[1];
     {
-      SCOPED_TRACE(std::string("norm ") + norm + ", stage " + stage + ", workgroups " + c[2] + ", one tile " + c[3] +
-                   ", touch next " + c[4]);
+      SCOPED_TRACE(std::string("norm ") + norm + ", stage " + stage + ", workgroups " + c[2] + ", one tile " + c[3]);
       graph::GraphBuilder b;
       Products p;
       const std::vector<testing::ProductSpec> specs{
@@ -116,8 +114,7 @@ TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
                    {{"quant_gemv_norm", norm},
                     {"quant_gemv_stage", stage},
                     {"quant_gemv_stage_wgs", c[2]},
-                    {"quant_gemv_one_tile", c[3]},
-                    {"quant_gemv_touch_next", c[4]}});
+                    {"quant_gemv_one_tile", c[3]}});
       for (const auto& s : specs) p.set(prog, s.name, s.m);
       prog.execute();
       for (const auto& s : specs) p.verify(prog, s.name);
@@ -259,7 +256,6 @@ TEST(QuantOptions, BadStageOrNormOptionIsABuildError) {
                         Case{"quant_gemv_norm", "maybe", "the quant_gemv_norm option is 'maybe', not on or off"},
                         Case{"quant_gemv_x8", "yes", "the quant_gemv_x8 option is 'yes', not on or off"},
                         Case{"quant_gemv_one_tile", "1", "the quant_gemv_one_tile option is '1', not on or off"},
-                        Case{"quant_gemv_touch_next", "x", "the quant_gemv_touch_next option is 'x', not on or off"},
                         Case{"quant_gemv_specialize", "1", "the quant_gemv_specialize option is '1', not on or off"},
                         Case{"quant_gemv_stage_wgs", "0", "the quant_gemv_stage_wgs option is '0', not a count"},
                         Case{"quant_gemv_stage_wgs", "x", "the quant_gemv_stage_wgs option is 'x', not a count"}}) {
