@@ -168,21 +168,17 @@ bool subgroups_fixed(const NodeContext& ctx) {
 // 32-element chunk per lane (the power of two at or above the chunks per row), up to the whole
 // workgroup: the gemv is bound by the latency of each lane's chain of loads, not by the
 // reduction (on the H200, per decode token: Llama's down_proj, K = 8192, 378 us at 64 lanes and
-// 274 at 256; Qwen3's, K = 3072, 466 at 64 and 383 at 128). The quant_gemv_tpc option overrides
-// the workgroup reductions' (tuning); quant_gemv_max_lanes = L caps q4's at L instead of the
-// whole workgroup (tuning: with the kernel built per shape, a lane's chunks are a loop of known
-// trip count, so fewer lanes each taking several chunks may now pay for the shorter reduction).
+// 274 at 256; Qwen3's, K = 3072, 466 at 64 and 383 at 128). Built per product, with a lane's
+// chunk loop of known trip count, a cap at 64 / 128 lanes still lost: Llama-3.2-1B 1,325 ->
+// 1,222 / 1,297 tok/s (PERFORMANCE.md, 2026-11-30 (late)). The quant_gemv_tpc option overrides
+// the workgroup reductions' (tuning).
 uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
   if (f.q4 && sg) return ctx.gpu().adapter().subgroup_min_size;
   if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
     const auto v = static_cast<uint32_t>(std::stoul(o));
     return f.q4 ? v : std::min<uint32_t>(v, 128);
   }
-  if (f.q4) {
-    const std::string cap = option(ctx, "quant_gemv_max_lanes");
-    const uint64_t most = cap.empty() ? kWorkgroup : std::stoul(cap);  // check_tpc_option checked it
-    return static_cast<uint32_t>(std::bit_ceil(std::clamp<uint64_t>(f.k / 32, 1, most)));
-  }
+  if (f.q4) return static_cast<uint32_t>(std::bit_ceil(std::clamp<uint64_t>(f.k / 32, 1, kWorkgroup)));
   return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(f.k / 8, 1, 128)));
 }
 
@@ -209,13 +205,12 @@ std::string check_tpc_option(const NodeContext& ctx) {
   if (reduce == "sg" && !subgroups_fixed(ctx)) {
     return "the quant_gemv_reduce option asks for sg, but this device has no subgroups of one fixed size dividing 64";
   }
-  for (const char* name : {"quant_gemv_tpc", "quant_gemv_max_lanes"}) {
-    const std::string o = option(ctx, name);
-    bool ok = o.empty();
-    for (int v = 1; v <= 256 && !ok; v *= 2) ok = o == std::to_string(v);
-    if (!ok) return "the " + std::string(name) + " option is '" + o + "', not a power of two from 1 to 256";
+  const std::string o = option(ctx, "quant_gemv_tpc");
+  if (o.empty()) return "";
+  for (int v = 1; v <= 256; v *= 2) {
+    if (o == std::to_string(v)) return "";
   }
-  return "";
+  return "the quant_gemv_tpc option is '" + o + "', not a power of two from 1 to 256";
 }
 
 // The schemas guarantee x, a dense weight and the bias share one float dtype (f32 or f16 as
