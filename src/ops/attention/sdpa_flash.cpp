@@ -180,10 +180,9 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
   }
-  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_prefetch_v"}) {
-    if (!on_off_option(ctx, name, false)) {  // nullopt only for a value that is neither on nor off
-      return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
-    }
+  if (!on_off_option(ctx, "sdpa_decode_specialize", true)) {  // nullopt only for a value that is neither on nor off
+    return std::string("sdpa_decode_specialize is \"") + ctx.options().find("sdpa_decode_specialize")->second +
+           "\", not on or off";
   }
   const uint32_t limit = *chunk_option(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
@@ -225,9 +224,6 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     const Geometry g = geometry_max(ctx);
     kFlashFixed.constants(constants, {g.group, g.dim});
   }
-  // The sdpa_decode_prefetch_v option (tuning, default off): each full tile's v pairs loaded
-  // before its scores (sdpa_flash.wgsl's PREFETCH_V), where phase C's roles allow it.
-  if (on_off_option(ctx, "sdpa_decode_prefetch_v", false).value()) constants.emplace_back("PREFETCH_V", 1.0);
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);

@@ -190,41 +190,6 @@ fn v_rows(a_in: vec4<f32>, u: u32, G: u32, half: u32, dim: u32, vb: u32, rows: u
   return a;
 }
 
-// The sdpa_decode_prefetch_v option (tuning; PREFETCH_V, off by default): where each invocation's
-// phase C takes PV = 4 blocks of 4 rows of one unit (R = 4 row groups, units <= WG: Llama's and
-// Qwen3's geometries), a full tile's v pairs are loaded before phase A, so that their trip to
-// memory overlaps the scores and the softmax instead of following them: 16 pairs held per
-// invocation through phase B's barriers. v_rows_pre sums them as v_rows does (the same blocks,
-// pairs and order: the same results).
-override PREFETCH_V: bool = false;
-const PV: u32 = 4u;
-fn prefetch_v(u: u32, half: u32, dim: u32, vb: u32, rg: u32, R: u32) -> array<vec2<f32>, 16> {
-  var v: array<vec2<f32>, 16>;
-  let o = vb + 2u * (u % half);
-  for (var i = 0u; i < PV; i++) {
-    let row = 4u * (rg + i * R);
-    for (var r = 0u; r < 4u; r++) { v[4u * i + r] = load_v2(o + (row + r) * dim); }
-  }
-  return v;
-}
-// rows4 over prefetched pairs v[j .. j + 3].
-fn rows4v(pa: vec4<f32>, pb: vec4<f32>, v: array<vec2<f32>, 16>, j: u32) -> vec4<f32> {
-  return (vec4<f32>(pa.x * v[j], pb.x * v[j]) + vec4<f32>(pa.y * v[j + 1u], pb.y * v[j + 1u])) +
-         (vec4<f32>(pa.z * v[j + 2u], pb.z * v[j + 2u]) + vec4<f32>(pa.w * v[j + 3u], pb.w * v[j + 3u]));
-}
-fn v_rows_pre(a_in: vec4<f32>, u: u32, G: u32, half: u32, v: array<vec2<f32>, 16>, rg: u32, R: u32) -> vec4<f32> {
-  let g = 2u * (u / half);
-  let g1 = min(g + 1u, G - 1u);
-  let pa = g * (T / 4u);
-  let pb = g1 * (T / 4u);
-  var a = a_in * vec4<f32>(vec2<f32>(alpha_s[g]), vec2<f32>(alpha_s[g1]));
-  for (var i = 0u; i < PV; i += 2u) {
-    let b = rg + i * R;
-    a += rows4v(p_s[pa + b], p_s[pb + b], v, 4u * i) + rows4v(p_s[pa + b + R], p_s[pb + b + R], v, 4u * i + 4u);
-  }
-  return a;
-}
-
 // Stores unit u's accumulators as row group rg's partials in q_s ([group][pair], pair g * half + p).
 fn put_acc(a: vec4<f32>, u: u32, G: u32, half: u32, pairs: u32, rg: u32) {
   let g = 2u * (u / half);
@@ -430,9 +395,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
   for (var j0 = start; j0 < end; j0 += T) {
     let rows = min(T, end - j0);
-    let pre = PREFETCH_V && R == 4u && units <= WG && rows == T;  // the same for the whole workgroup
-    var vp: array<vec2<f32>, 16>;
-    if (pre && c_rg < R) { vp = prefetch_v(c_u0, half, dim, kb + j0 * dim, c_rg, R); }
     // A: partial dot products; a row past the tile's scores NEG (partial NEG from s = 0, 0 from
     // the others).
     if (a_nh > 0u) {
@@ -482,9 +444,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     if (STOP == 3u) { continue; }
     // C: the rows' p * v, after rescaling by the head's alpha.
-    if (c_rg < R && pre) {
-      a0 = v_rows_pre(a0, c_u0, G, half, vp, c_rg, R);
-    } else if (c_rg < R) {
+    if (c_rg < R) {
       let vb = kb + j0 * dim;
       a0 = v_rows(a0, c_u0, G, half, dim, vb, rows, c_rg, R);
       if (c_u1 < units) { a1 = v_rows(a1, c_u1, G, half, dim, vb, rows, c_rg, R); }

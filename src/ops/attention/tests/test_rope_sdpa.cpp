@@ -239,30 +239,6 @@ TEST_P(RopeSdpa, MatchesTheTwoOpsStepByStep) {
 INSTANTIATE_TEST_SUITE_P(Cases, RopeSdpa, ::testing::ValuesIn(kCases),
                          [](const auto& tp) { return std::string(tp.param.name); });
 
-// sdpa_decode_prefetch_v (tuning) loads a full tile's v pairs before its scores and sums them as
-// the default path does: the same outputs and caches, bit for bit, at Llama's group and head_dim
-// (f16 cache) and Qwen3's (the norm), over the schedule's full and partial tiles in 3 chunks.
-TEST(RopeSdpaOptions, PrefetchedVGivesTheSameResultsBitForBit) {
-  for (const size_t i : {1u, 3u}) {
-    Case c = kCases[i];
-    SCOPED_TRACE(c.name);
-    c.options = kThreeChunks;
-    Case pre = c;
-    pre.options["sdpa_decode_prefetch_v"] = "on";
-    const AttnConfig a = config(c);
-    const std::vector<float> qn = c.norm ? norm_weight(c, 1) : std::vector<float>{};
-    const std::vector<float> kn = c.norm ? norm_weight(c, 2) : std::vector<float>{};
-    const std::unique_ptr<Program> plain = make_program(c, qn, kn, true);
-    const std::unique_ptr<Program> prefetched = make_program(pre, qn, kn, true);
-    for (const Step& st : make_steps(c, a, kLengths, 300)) {
-      SCOPED_TRACE("input_pos " + std::to_string(st.pos) + ", S " + std::to_string(st.seq));
-      EXPECT_EQ(testing::run_step(*prefetched, a, st), testing::run_step(*plain, a, st));
-      EXPECT_EQ(prefetched->read_state_f32("v_cache"), plain->read_state_f32("v_cache"));
-      if (::testing::Test::HasFailure()) return;
-    }
-  }
-}
-
 // The dispatches a step records: the graphs hold only the attention node(s). One-token steps take
 // rope_flash_decoding: one dispatch while the visible rows are at most the threshold (8 here), two
 // after (the split pass and the combine), where the two ops record one more; a prefill step

@@ -87,9 +87,6 @@ const Case kCases[] = {
      kDecode40, "flash_decoding", ""},
     {"Flash_BadSpecialize_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_specialize", "yes"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_specialize is \"yes\", not on or off"},
-    // sdpa_decode_prefetch_v (tuning, test_rope_sdpa.cpp): likewise.
-    {"Flash_BadPrefetchV_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_prefetch_v", "1"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_prefetch_v is \"1\", not on or off"},
     // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
     {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
