@@ -108,18 +108,14 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
 // H200 (decode tok/s over 256 tokens from input_pos 128 / 512, PERFORMANCE.md, 2026-11-30
 // evening), chunks of at least 64 rows against 32 and the earlier plan (16-row chunks, at most
 // 32 of them, the combine pass past 20): Llama-3.2-1B 1,139 / 1,120 against 1,132 / 1,092 and
-// 1,106 / 1,085; Qwen3-0.6B 854 / 836 against 850 / 812 and 822 / 799.
+// 1,106 / 1,085; Qwen3-0.6B 854 / 836 against 850 / 812 and 822 / 799. Merged chunks of several
+// tiles, so that longer contexts skip the combine pass too, lost with the kernels built per shape
+// (2026-11-30 (late)): at 3,900 rows 20 chunks of four tiles took Qwen3 787 -> 725 tok/s and
+// Llama 1,144 -> 1,077, 32 chunks of two 787 -> 767 and 1,139 -> 1,071; at 2,000 rows two-tile
+// chunks were +1% on Qwen3 and -0.3% on Llama.
 constexpr uint32_t kFoldRows = 64;
 std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_fold_rows", kFoldRows, 1, kRowsPerTile);
-}
-// The sdpa_decode_fold_tiles option (tuning): the projection merges chunks of up to this many
-// tiles (default 1), so that longer contexts too run without the combine pass (a dispatch per
-// layer) while the bound's chunks hold them: at 20 chunks of up to 4 tiles, 5,120 visible rows.
-constexpr uint32_t kFoldTiles = 1;
-constexpr uint32_t kMaxFoldTiles = 64;
-std::optional<uint32_t> fold_tiles_option(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_fold_tiles", kFoldTiles, 1, kMaxFoldTiles);
 }
 
 // One step: its chunks, and whether it is a single pass (then one chunk of all visible rows).
@@ -128,13 +124,12 @@ struct Plan {
   bool single = false;
 };
 // `fold_max`: the chunks the consumer merges (0: it merges none), in chunks of at least
-// `fold_rows` rows (kFoldRows) and at most `fold_tiles` tiles (kFoldTiles).
-Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max, uint32_t fold_max, uint32_t fold_rows,
-              uint32_t fold_tiles) {
+// `fold_rows` rows (kFoldRows).
+Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max, uint32_t fold_max, uint32_t fold_rows) {
   if (visible <= single_max) return {{visible, 1}, true};
   if (const uint32_t most = std::min(fold_max, limit); most > 0) {
     const uint32_t rows = std::max(fold_rows, (visible + most - 1) / most);
-    if (rows <= kRowsPerTile * fold_tiles) return {{rows, (visible + rows - 1) / rows}, false};
+    if (rows <= kRowsPerTile) return {{rows, (visible + rows - 1) / rows}, false};
   }
   return {chunks_for(visible, limit), false};
 }
@@ -171,10 +166,6 @@ std::string guard(const NodeContext& ctx) {
   if (!single_option(ctx)) {
     return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
            "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
-  }
-  if (!fold_tiles_option(ctx)) {
-    return "sdpa_decode_fold_tiles is \"" + ctx.options().find("sdpa_decode_fold_tiles")->second +
-           "\", not a tile count from 1 to " + std::to_string(kMaxFoldTiles);
   }
   if (!fold_rows_option(ctx)) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
@@ -230,7 +221,6 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
   const uint32_t single_max = single_option(ctx, fold != nullptr).value();
   const uint32_t fold_rows = fold_rows_option(ctx).value();
-  const uint32_t fold_tiles = fold_tiles_option(ctx).value();
   const uint32_t fold_chunks = fold ? fold_max : 0;
   const PartLayout layout = part_layout(ctx, max, limit);
   const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
@@ -265,7 +255,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Plan p = plan_for(pos + 1, limit, single_max, fold_chunks, fold_rows, fold_tiles);
+    const Plan p = plan_for(pos + 1, limit, single_max, fold_chunks, fold_rows);
     if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
@@ -276,8 +266,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   };
   auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const Plan p =
-        plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max, fold_chunks, fold_rows, fold_tiles);
+    const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max, fold_chunks, fold_rows);
     const uint32_t rows = g.batch * g.seq * g.hq;
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;

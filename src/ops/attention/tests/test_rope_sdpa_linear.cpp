@@ -14,8 +14,7 @@
 // Which path a step takes follows sdpa_flash.cpp's plan (split_plan below): by default 1, 5 and
 // 64 visible rows single (one tile), 129 and 300 rows in 3 and 5 chunks of 64 rows merged (the
 // bound is 20 chunks, of at least 64 rows while they fit a tile), and with the bound at 4, 129
-// rows in 3 chunks merged, 300 rows (4 chunks would pass a tile: 19 of 16) through pass 2, unless
-// chunks of two tiles may be merged (sdpa_decode_fold_tiles = 2: 4 of 75 rows). Routes: one-token steps take
+// rows in 3 chunks merged, 300 rows (4 chunks would pass a tile: 19 of 16) through pass 2. Routes: one-token steps take
 // rope_flash_decoding+merged_q4_gemv and record two dispatches at merged steps, where the
 // separate nodes record three (controls: those nodes, and sdpa_decode_fold_chunks = 0 on the
 // same node, which record three with the same results); activations in f16 take the composite
@@ -68,10 +67,6 @@ const Case kCases[] = {
     // rows (19 chunks) through pass 2.
     {"G4_D64_F16Cache_FoldUpTo4", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope,
      {{"sdpa_decode_fold_chunks", "4"}}, "sp"},
-    // The same with chunks of up to two tiles merged (sdpa_decode_fold_tiles): 300 rows in 4
-    // chunks of 75 rows merged, no pass 2.
-    {"G4_D64_F16Cache_FoldUpTo4_TwoTiles", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope,
-     {{"sdpa_decode_fold_chunks", "4"}, {"sdpa_decode_fold_tiles", "2"}}, "sm"},
 };
 
 AttnConfig config(const Case& c) {
@@ -173,11 +168,10 @@ int64_t option(const Case& c, const char* name, int64_t fallback) {
 int64_t split_plan(const Case& c, int64_t visible) {
   if (visible <= option(c, "sdpa_decode_single_max", kOneTile)) return 0;
   const int64_t limit = option(c, "sdpa_decode_chunks", kMaxChunks);
-  // Fewer, fuller chunks where the projection merges them (at most the bound, each within a tile,
-  // or sdpa_decode_fold_tiles tiles).
+  // Fewer, fuller chunks where the projection merges them (at most the bound, each within a tile).
   if (const int64_t most = std::min(option(c, "sdpa_decode_fold_chunks", kFoldChunks), limit); most > 0) {
     const int64_t rows = std::max(option(c, "sdpa_decode_fold_rows", kFoldRows), (visible + most - 1) / most);
-    if (rows <= kOneTile * option(c, "sdpa_decode_fold_tiles", 1)) return (visible + rows - 1) / rows;
+    if (rows <= kOneTile) return (visible + rows - 1) / rows;
   }
   const int64_t per_chunk = (visible + limit - 1) / limit;
   const int64_t rows = std::max(kMinChunk, (per_chunk + kMinChunk - 1) / kMinChunk * kMinChunk);

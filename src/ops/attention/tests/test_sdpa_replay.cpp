@@ -90,8 +90,6 @@ const Case kCases[] = {
     // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
     {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
-    {"Flash_BadFoldTiles_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_tiles", "0"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_tiles is \"0\", not a tile count from 1 to 64"},
     // Decode-only graphs flash_decoding refuses (group x head_dim over 1024): k16 takes S == 1,
     // and materialized where k16 cannot either.
     {"DecodeWideGroup_K16", config(1, 32, 1, 64, 1, {}, 128), kDecode72, "k16_streaming_q16",
