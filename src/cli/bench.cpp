@@ -2,7 +2,7 @@
 // of -p tokens that ends at --pos, then -n tokens decoded greedily with eos ignored, one step
 // each, after one warm-up run of the same shape. Besides the speeds: dispatches and submits per
 // decode token, host CPU time per decode token, the device memory and, with --profile, GPU time
-// per op and route.
+// per op, route and kernel.
 //
 // Decoding is pipelined by default: the graph's "next_token" (argmax on the device) feeds the
 // next step on the device, and up to --in-flight steps are submitted before the host waits for
@@ -62,8 +62,8 @@ it existed) decode synchronously.
                           (default 5)
   --warmup MS             untimed runs of the same shape for at least MS milliseconds first
                           (default 1000; 0: one short run, for the first-use costs only)
-  --profile               also GPU time per op and route of one prefill and one decode step,
-                          on a second build of the model with timestamps on (not timed above),
+  --profile               also GPU time per op, route and kernel of one prefill and one decode
+                          step, on a second build of the model with timestamps on (not timed above),
                           and each step's GPU time as it runs unprofiled (timestamps per pass,
                           not per dispatch), alone and behind decode steps queued back to back
   --json                  one JSON object on stdout instead of text
