@@ -154,9 +154,11 @@ uint64_t rows_now(const NodeContext& ctx) {
 // fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
 // memory) runs anywhere. The default is wg everywhere: timed whole, the H200's decode step is
 // ~1% faster with wg for the wide products too (PERFORMANCE.md, 2026-11-30; the per-dispatch
-// profile had favoured sg there), and a subgroup walking a long row is slower. The
-// quant_gemv_reduce option forces one ("sg" on a device without fixed-size subgroups is a build
-// error that says so).
+// profile had favoured sg there), and a subgroup walking a long row is slower. "sgwg" keeps wg's
+// lanes and sums each subgroup's with subgroupAdd, then a column group's subgroups through
+// workgroup memory after one barrier (none where the group is one subgroup): wg's log2(lanes)
+// barriers become one or none. The quant_gemv_reduce option forces one ("sg" or "sgwg" on a
+// device without fixed-size subgroups is a build error that says so).
 bool subgroups_fixed(const NodeContext& ctx) {
   const gpu::AdapterDescription& a = ctx.gpu().adapter();
   return ctx.gpu().features().subgroups && a.subgroup_min_size > 0 && a.subgroup_min_size == a.subgroup_max_size &&
@@ -199,11 +201,12 @@ std::string check_tpc_option(const NodeContext& ctx) {
     return "the quant_gemv_stop option is '" + stop + "', not read, stage or products";
   }
   const std::string reduce = option(ctx, "quant_gemv_reduce");
-  if (!reduce.empty() && reduce != "sg" && reduce != "wg") {
-    return "the quant_gemv_reduce option is '" + reduce + "', not sg or wg";
+  if (!reduce.empty() && reduce != "sg" && reduce != "wg" && reduce != "sgwg") {
+    return "the quant_gemv_reduce option is '" + reduce + "', not sg, sgwg or wg";
   }
-  if (reduce == "sg" && !subgroups_fixed(ctx)) {
-    return "the quant_gemv_reduce option asks for sg, but this device has no subgroups of one fixed size dividing 64";
+  if ((reduce == "sg" || reduce == "sgwg") && !subgroups_fixed(ctx)) {
+    return "the quant_gemv_reduce option asks for " + reduce +
+           ", but this device has no subgroups of one fixed size dividing 64";
   }
   const std::string o = option(ctx, "quant_gemv_tpc");
   if (o.empty()) return "";
@@ -282,18 +285,23 @@ Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
   return check_limits(ctx, buffers, stage_storage(f, want, x8(ctx, f))).empty() ? want : Stage::None;
 }
 
-// q4_gemv's reduction: the subgroup one only when the quant_gemv_reduce option asks for it.
-bool q4_gemv_sg(const NodeContext& ctx) { return option(ctx, "quant_gemv_reduce") == "sg"; }
+// q4_gemv's reduction as the quant_gemv_reduce option asks for it: "wg" (the default), "sg" or
+// "sgwg" (a product whose column groups are narrower than a subgroup takes wg).
+std::string q4_gemv_reduce(const NodeContext& ctx) {
+  const std::string r = option(ctx, "quant_gemv_reduce");
+  return r.empty() ? "wg" : r;
+}
+bool q4_gemv_sg(const NodeContext& ctx) { return q4_gemv_reduce(ctx) == "sg"; }
 
 // q4_gemv's params that do not change with M (the comb variants' head_dim and slots too): its
 // pipeline constants unless quant_gemv_specialize = off.
 const FixedParams kQ4GemvFixed{
     "p_", {"n", "k", "flags", "tpc", "tiles_n", "group_shift", "groups", "tile_stride", "head_dim", "slots"}};
 
-// `touch`: q4_gemv's TOUCH constant (touch_first before the staging); `fixed`: kQ4GemvFixed's
-// values for this product.
+// `reduce`: q4_gemv's reduction variant (wg, sg or sgwg); `touch`: its TOUCH constant
+// (touch_first before the staging); `fixed`: kQ4GemvFixed's values for this product.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             bool touch, const std::vector<uint32_t>& fixed) {
+                             const std::string& reduce, bool touch, const std::vector<uint32_t>& fixed) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -302,7 +310,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     // decode from 1,173 to 1,315 tok/s on Llama-3.2-1B and from 902 to 981 on Qwen3-0.6B
     // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).
     if (option(ctx, "quant_gemv_specialize") != "off") kQ4GemvFixed.constants(constants, fixed);
-    name += std::string(f.f16 ? "f16" : "f32") + (q4_gemv_sg(ctx) ? ".sg" : ".wg") + ".r" + std::to_string(rows);
+    name += std::string(f.f16 ? "f16" : "f32") + "." + reduce + ".r" + std::to_string(rows);
     if (stage != Stage::None) {
       name += stage == Stage::Norm ? ".norm" : stage == Stage::Comb ? ".comb" : ".xs";
       if (x8(ctx, f)) {
@@ -404,6 +412,13 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // was built for its product (Llama-3.2-1B 1,140 -> 1,158 tok/s at 3,900 rows without it,
   // the same at 128: PERFORMANCE.md, 2026-11-30 (late)), and is gone.
   const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg && q4_tiles(tpc) <= stage_wgs;
+  // sgwg where a column group is whole subgroups (subgroupAdd, then one barrier where it is
+  // several), else wg.
+  const uint32_t sg_size = ctx.gpu().adapter().subgroup_min_size;
+  const std::string reduce = sg ? "sg"
+                             : q4_gemv_reduce(ctx) == "sgwg" && sg_size > 0 && tpc >= sg_size && tpc % sg_size == 0
+                                 ? "sgwg"
+                                 : "wg";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
   const uint32_t slots = comb ? comb->slots : 0, head_dim = comb ? comb->head_dim : 0;
@@ -428,7 +443,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, touch, fixed), buffers,
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, reduce, touch, fixed), buffers,
                                         k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 

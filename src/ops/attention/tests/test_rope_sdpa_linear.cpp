@@ -67,6 +67,9 @@ const Case kCases[] = {
     // rows (19 chunks) through pass 2.
     {"G4_D64_F16Cache_FoldUpTo4", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope,
      {{"sdpa_decode_fold_chunks", "4"}}, "sp"},
+    // The projections (the merging one too) with the subgroup-then-workgroup reduction.
+    {"G2_D128_Norm_Qwen3_SgWg", 4, 2, 128, DType::f32, DType::f16, true, testing::kQwenRope,
+     {{"quant_gemv_reduce", "sgwg"}}, "sm"},
 };
 
 AttnConfig config(const Case& c) {
@@ -182,6 +185,11 @@ class RopeSdpaLinear : public ::testing::TestWithParam<Case> {};
 
 TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
   const Case& c = GetParam();
+  const gpu::AdapterDescription& ad = testing::shared_context().adapter();
+  if (c.options.contains("quant_gemv_reduce") &&
+      !(testing::shared_context().features().subgroups && ad.subgroup_min_size == ad.subgroup_max_size)) {
+    GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
+  }
   const AttnConfig a = config(c);
   const Weight w = weight(c);
   const std::unique_ptr<Program> fused = make_program(c, w, true, c.options);

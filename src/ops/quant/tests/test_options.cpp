@@ -1,6 +1,6 @@
 // The q4 gemv tuning options: quant_gemv_tpc (lanes per column pair or group in the workgroup
-// reductions) at its extremes and quant_gemv_reduce (sg: subgroupAdd, wg: workgroup memory)
-// both ways (and the one-row and four-row kernels, by the specs' M) give results within the
+// reductions) at its extremes and quant_gemv_reduce (sg: subgroupAdd, wg: workgroup memory,
+// sgwg: subgroupAdd then workgroup memory) every way (and the one-row and four-row kernels, by the specs' M) give results within the
 // bound, and a bad value is a build error that names the
 // option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
 // forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32. And the one-row
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <set>
 
 #include "quant_program.h"
 
@@ -35,12 +36,16 @@ TEST(QuantOptions, GemvLaneCountsGiveTheSameResults) {
   }
 }
 
-TEST(QuantOptions, BothReductionsMatch) {
+TEST(QuantOptions, EveryReductionMatches) {
+  // With sgwg, the products whose column groups are whole subgroups take it: on SwiftShader's
+  // subgroups of 4, "a" and "sw" (4 lanes: one subgroup, no barrier), "b" (16 subgroups summed
+  // through workgroup memory) and "n_sw"; "qkv" and "sw_odd" (K = 64: 2 lanes) keep wg. The
+  // kernels that ran (profiled dispatches) show it, and the other reductions' none.
   const gpu::AdapterDescription& a = testing::shared_context().adapter();
   const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
-  for (const char* reduce : {"wg", "sg"}) {
+  for (const char* reduce : {"wg", "sg", "sgwg"}) {
     SCOPED_TRACE(reduce);
-    if (std::string(reduce) == "sg" && !fixed) GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
+    if (std::string(reduce) != "wg" && !fixed) GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
     graph::GraphBuilder b;
     Products p;
     const DType f16 = DType::f16, f32 = DType::f32;
@@ -53,11 +58,21 @@ TEST(QuantOptions, BothReductionsMatch) {
         {"n_sw", 1, 44, 128, 32, f32, f32, true, {}, "q4_gemv", false, false, true, true},  // the prologue
     };
     for (const auto& s : specs) p.add(b, s);
-    Program prog(testing::shared_context(), b.build(), b.weights(),
-                 {{"quant_gemv_reduce", reduce}});
+    Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_reduce", reduce}, {"profile", "1"}});
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
+    std::set<std::string> sgwg;  // the nodes whose product kernel took sgwg
+    for (const gpu::DispatchTiming& t : prog.last_timings()) {
+      if (t.kernel.find(".sgwg.") != std::string::npos) sgwg.insert(t.label);
+    }
+    if (std::string(reduce) == "sgwg" && a.subgroup_min_size == 4) {
+      // Nodes as the timings name them ("#<node> <op>"): a, b, sw and n_sw (K = 64: two lanes, wg).
+      EXPECT_EQ(sgwg, (std::set<std::string>{"#0 linear", "#1 linear", "#3 linear_swiglu",
+                                             "#5 add_rms_norm_linear_swiglu"}));
+    } else if (std::string(reduce) != "sgwg") {
+      EXPECT_TRUE(sgwg.empty());
+    }
   }
 }
 
@@ -144,9 +159,9 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
   const gpu::AdapterDescription& a = testing::shared_context().adapter();
   const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
   using Case = std::array<const char*, 2>;  // reduce, stage_wgs
-  for (const Case& c : {Case{"wg", "256"}, Case{"wg", "1"}, Case{"sg", "256"}}) {
+  for (const Case& c : {Case{"wg", "256"}, Case{"wg", "1"}, Case{"sg", "256"}, Case{"sgwg", "256"}, Case{"sgwg", "1"}}) {
     SCOPED_TRACE(std::string(c[0]) + ", workgroups " + c[1]);
-    if (std::string(c[0]) == "sg" && !fixed) continue;  // no subgroups of one fixed size here
+    if (std::string(c[0]) != "wg" && !fixed) continue;  // no subgroups of one fixed size here
     graph::GraphBuilder b;
     Products p;
     const std::vector<testing::ProductSpec> specs{
