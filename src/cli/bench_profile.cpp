@@ -83,8 +83,9 @@ std::string profile_table(const StepProfile& p) {
                 "dispatches", "time (us)", "share");
   out += line;
   for (const ProfileRow& r : p.rows) {
-    std::snprintf(line, sizeof line, "  %-26s %-34s %-36s %-30s %10zu %12.1f %6.1f%%\n", r.op.c_str(), r.route.c_str(),
-                  r.kernel.c_str(), r.nodes.c_str(), r.dispatches, r.microseconds, share(r.microseconds, p.total_microseconds));
+    std::snprintf(line, sizeof line, "  %-26s %-34s %-36s %-30s %10zu %12.1f %6.1f%%\n", r.op.c_str(),
+                  r.route.c_str(), r.kernel.c_str(), r.nodes.c_str(), r.dispatches, r.microseconds,
+                  share(r.microseconds, p.total_microseconds));
     out += line;
   }
   return out;

@@ -1,6 +1,6 @@
 // wgx bench --profile: the GPU time of one step (Program::last_timings(), one entry per dispatch,
-// labelled with its node's label and kernel) summed per op, route, kernel and kind of node (the label with its layer
-// index starred), longest first.
+// labelled with its node's label and kernel) summed per op, route, kernel and kind of node (the
+// label with its layer index starred), longest first.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@ namespace wgx::cli {
 struct ProfileRow {
   std::string op;     // "linear"
   std::string route;  // the route Program::routes() chose for its nodes
-  std::string kernel; // "q4_gemv[norm.i8]": a route may run several kernels, each its own row
+  std::string kernel;  // "q4_gemv[q4_gemv.f32.wg.r1.comb.i8]": a route's kernels are rows apart
   std::string nodes;  // "layers.*.attn.o_proj"; "" for nodes without a label
   size_t dispatches = 0;
   double microseconds = 0;

@@ -213,8 +213,8 @@ std::vector<DispatchTiming> Recorder::timings() {
   const auto* ts = static_cast<const uint64_t*>(wgpuBufferGetConstMappedRange(readback_.raw(), 0, bytes));
   for (size_t i = 0; i < timed_; ++i) {
     const bool dispatch = timing_ == Timing::Dispatches;
-    out.push_back({dispatch ? std::string(label_of(recorded_[i])) : label_, dispatch ? timed_kernels_[i] : std::string(),
-                   ts[2 * i], ts[2 * i + 1]});
+    out.push_back({dispatch ? std::string(label_of(recorded_[i])) : label_,
+                   dispatch ? timed_kernels_[i] : std::string(), ts[2 * i], ts[2 * i + 1]});
   }
   wgpuBufferUnmap(readback_.raw());
   return out;

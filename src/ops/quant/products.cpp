@@ -27,8 +27,9 @@
 // one-row product (measured slower: the reads of x are not what bounds the plain gemv);
 // quant_gemv_stage_wgs = G; quant_gemv_one_tile = on | off: a staged product with as many column
 // tiles as workgroups however few lanes per column that takes, or never fewer lanes (default:
-// where halving them once does it); quant_gemv_x8 = on | off stages x in int8 (one scale per 32 values) for every or no one-row product of f32 x, by default for those
-// with K <= 4096 (x8()), and sums four products per dot4I8Packed: less arithmetic per weight, and
+// where halving them once does it); quant_gemv_x8 = on | off stages x in int8 (one scale per 32
+// values) for every or no one-row product of f32 x, by default for those with K <= 4096 (x8()),
+// and sums four products per dot4I8Packed: less arithmetic per weight, and
 // x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
 // quant_gemv_stop = read | stage | products (diagnostics, wrong results): q4_gemv ends after
 // reading x + residual (the norm prologue's; the others end after staging), after staging x, or

@@ -1,7 +1,7 @@
 // The q4 gemv tuning options: quant_gemv_tpc (lanes per column pair or group in the workgroup
 // reductions) at its extremes and quant_gemv_reduce (sg: subgroupAdd, wg: workgroup memory,
-// sgwg: subgroupAdd then workgroup memory) every way (and the one-row and four-row kernels, by the specs' M) give results within the
-// bound, and a bad value is a build error that names the
+// sgwg: subgroupAdd then workgroup memory) every way (and the one-row and four-row kernels, by
+// the specs' M) give results within the bound, and a bad value is a build error that names the
 // option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
 // forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32. And the one-row
 // kernel's x staging (quant_gemv_stage), add_rms_norm prologue (quant_gemv_norm) and int8 x
@@ -159,7 +159,8 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
   const gpu::AdapterDescription& a = testing::shared_context().adapter();
   const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
   using Case = std::array<const char*, 2>;  // reduce, stage_wgs
-  for (const Case& c : {Case{"wg", "256"}, Case{"wg", "1"}, Case{"sg", "256"}, Case{"sgwg", "256"}, Case{"sgwg", "1"}}) {
+  for (const Case& c :
+       {Case{"wg", "256"}, Case{"wg", "1"}, Case{"sg", "256"}, Case{"sgwg", "256"}, Case{"sgwg", "1"}}) {
     SCOPED_TRACE(std::string(c[0]) + ", workgroups " + c[1]);
     if (std::string(c[0]) != "wg" && !fixed) continue;  // no subgroups of one fixed size here
     graph::GraphBuilder b;
