@@ -418,10 +418,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // sgwg where a column group is whole subgroups (subgroupAdd, then one barrier where it is
   // several), else wg.
   const uint32_t sg_size = ctx.gpu().adapter().subgroup_min_size;
-  const std::string reduce = sg ? "sg"
-                             : q4_gemv_reduce(ctx) == "sgwg" && sg_size > 0 && tpc >= sg_size && tpc % sg_size == 0
-                                 ? "sgwg"
-                                 : "wg";
+  const bool sgwg = k == Kernel::Q4Gemv && q4_gemv_reduce(ctx) == "sgwg" && sg_size > 0 && tpc >= sg_size &&
+                    tpc % sg_size == 0;
+  const std::string reduce = sg ? "sg" : sgwg ? "sgwg" : "wg";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
   const uint32_t slots = comb ? comb->slots : 0, head_dim = comb ? comb->head_dim : 0;
