@@ -214,9 +214,11 @@ void Context::request_adapter() {
                         ": install it with `apt-get install --no-install-recommends "
                         "chromium-common`, or point WGX_SWIFTSHADER_ICD at its ICD json");
     }
+    // The loader sees SwiftShader's driver alone, and the check below makes sure that Dawn gave
+    // us SwiftShader. Not forceFallbackAdapter: this Dawn answers it with "No supported
+    // adapters" for the ICD that chromium-common installs.
     setenv("VK_DRIVER_FILES", icd.c_str(), 1);
     setenv("VK_ICD_FILENAMES", icd.c_str(), 1);
-    opts.forceFallbackAdapter = 1;
   } else if (choice == AdapterChoice::Auto) {
     // A real GPU wins on power preference; SwiftShader is there for machines without one.
     if (std::string icd = swiftshader_icd(); !icd.empty()) append_env_path("VK_ADD_DRIVER_FILES", icd);

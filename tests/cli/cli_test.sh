@@ -39,6 +39,13 @@ case "$case_name" in
     run 3 unshare --mount bash -c "mount --bind /dev/null '$loader' && exec '$wgx' info"
     expect_err "the Vulkan loader (libvulkan.so.1) could not be loaded"
     expect_err "apt-get install libvulkan1" ;;
+  swiftshader_explicit)
+    # --adapter swiftshader, not only auto's fallback, gives SwiftShader where its driver is.
+    icd=${WGX_SWIFTSHADER_ICD:-/usr/lib/chromium/vk_swiftshader_icd.json}
+    [ -f "$icd" ] || { echo "no SwiftShader driver at $icd"; exit 77; }
+    run 0 "$wgx" --adapter swiftshader info --elements 4096
+    expect_out "^adapter .*SwiftShader"
+    expect_out "every element correct" ;;
   swiftshader_missing)
     WGX_SWIFTSHADER_ICD=/nonexistent.json run 3 "$wgx" --adapter swiftshader info
     expect_err "apt-get install --no-install-recommends chromium-common" ;;
