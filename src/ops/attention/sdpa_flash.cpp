@@ -110,9 +110,9 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
 // 32 of them, the combine pass past 20): Llama-3.2-1B 1,139 / 1,120 against 1,132 / 1,092 and
 // 1,106 / 1,085; Qwen3-0.6B 854 / 836 against 850 / 812 and 822 / 799. Merged chunks of several
 // tiles, so that longer contexts skip the combine pass too, lost with the kernels built per shape
-// (PERFORMANCE.md, 2026-11-30 (late)): at 3,900 rows 20 chunks of four tiles took Qwen3 787 -> 725 tok/s and
-// Llama 1,144 -> 1,077, 32 chunks of two 787 -> 767 and 1,139 -> 1,071; at 2,000 rows two-tile
-// chunks were +1% on Qwen3 and -0.3% on Llama.
+// (PERFORMANCE.md, 2026-11-30 (late)): at 3,900 rows 20 chunks of four tiles took Qwen3 787 ->
+// 725 tok/s and Llama 1,144 -> 1,077, 32 chunks of two 787 -> 767 and 1,139 -> 1,071; at 2,000
+// rows two-tile chunks were +1% on Qwen3 and -0.3% on Llama.
 constexpr uint32_t kFoldRows = 64;
 std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_fold_rows", kFoldRows, 1, kRowsPerTile);
@@ -171,7 +171,8 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
   }
-  if (!on_off_option(ctx, "sdpa_decode_specialize", true)) {  // nullopt only for a value that is neither on nor off
+  // on_off_option is nullopt only for a value that is neither on nor off.
+  if (!on_off_option(ctx, "sdpa_decode_specialize", true)) {
     return std::string("sdpa_decode_specialize is \"") + ctx.options().find("sdpa_decode_specialize")->second +
            "\", not on or off";
   }

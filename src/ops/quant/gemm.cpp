@@ -96,10 +96,7 @@ struct Options {
 
 // The options, or why one is malformed.
 std::string options_of(const NodeContext& ctx, Options& o) {
-  for (const char* name : {"quant_gemm", "quant_gemm_x8", "quant_gemm_specialize"}) {
-    const std::string v = option(ctx, name);
-    if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
-  }
+  if (auto why = on_off_options(ctx, {"quant_gemm", "quant_gemm_x8", "quant_gemm_specialize"}); !why.empty()) return why;
   o.off = option(ctx, "quant_gemm") == "off";
   o.x8 = option(ctx, "quant_gemm_x8") != "off";
   o.specialize = option(ctx, "quant_gemm_specialize") != "off";

@@ -193,10 +193,10 @@ uint32_t stop_code(const std::string& stop) {
 }
 
 std::string check_tpc_option(const NodeContext& ctx) {
-  for (const char* name :
-       {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile", "quant_gemv_specialize"}) {
-    const std::string v = option(ctx, name);
-    if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
+  if (auto why = on_off_options(ctx, {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile",
+                                       "quant_gemv_specialize"});
+      !why.empty()) {
+    return why;
   }
   uint64_t wgs = 0;
   if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,5 +78,7 @@ std::string option(const runtime::NodeContext& ctx, const char* name);
 // A count option (1 to `digits` nines) into `value` (left as is when absent): "" or why it is
 // malformed.
 std::string count_option(const runtime::NodeContext& ctx, const char* name, size_t digits, uint64_t& value);
+// "" when each of these options is absent, on or off; otherwise why the first that is not.
+std::string on_off_options(const runtime::NodeContext& ctx, std::initializer_list<const char*> names);
 
 }  // namespace wgx::ops::quant

@@ -119,4 +119,12 @@ std::string count_option(const runtime::NodeContext& ctx, const char* name, size
   return "";
 }
 
+std::string on_off_options(const runtime::NodeContext& ctx, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const std::string v = option(ctx, name);
+    if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
+  }
+  return "";
+}
+
 }  // namespace wgx::ops::quant
