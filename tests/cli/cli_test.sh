@@ -117,6 +117,10 @@ case "$case_name" in
     expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.norm.i8\]"
     ! grep -q "TOUCH" "$tmp/err" || fail "a product of several tiles per workgroup was built with TOUCH"
     same "quant_gemv_one_tile off"
+    # One workgroup per row with the default halving: the narrow products take one tile, TOUCH.
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.wg.r1.xs.i8\]{.*TOUCH=1"
+    same "one workgroup per row"
     # quant_gemv_one_tile = on: as few lanes as it takes to make one tile.
     run 0 env WGX_LOG_PIPELINES=1 "$wgx" "${one[@]}" --option quant_gemv_one_tile=on \
       run --model "$root/models/demo" -p "The meaning of life is" -n 8 --temp 0
