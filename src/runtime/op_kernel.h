@@ -51,6 +51,10 @@ struct Operand {
 };
 struct OperandMap {
   std::vector<Operand> inputs, outputs;
+  // The op the view presents its node as (NodeContext::op): a fused op running the routes of
+  // one it fuses (add_rms_norm_linear_swiglu_linear's gate/up as add_rms_norm_linear_swiglu);
+  // empty: the op of the node, or of the view this one looks through.
+  std::string op;
 };
 
 // What a route sees of its node, at build time and on every resize.
@@ -65,6 +69,8 @@ class NodeContext {
 
   const graph::Graph& graph() const;
   const graph::Node& node() const;
+  // The node's op, or the one a view presents it as (OperandMap::op).
+  const std::string& op() const;
   uint32_t index() const { return index_; }
   std::string label() const;  // the node's label, or "#index op"
   gpu::Context& gpu() const;

@@ -268,6 +268,7 @@ NodeContext::NodeContext(const NodeContext& node, const OperandMap& operands)
     return Operand{outer.output, outer.index, o.held ? o.held : outer.held};
   };
   auto map = std::make_shared<OperandMap>();
+  map->op = operands.op.empty() ? node.operands_->op : operands.op;
   for (const Operand& o : operands.inputs) map->inputs.push_back(resolve(o));
   for (const Operand& o : operands.outputs) map->outputs.push_back(resolve(o));
   composed_ = std::move(map);
@@ -275,6 +276,7 @@ NodeContext::NodeContext(const NodeContext& node, const OperandMap& operands)
 }
 const Graph& NodeContext::graph() const { return program_.impl_->graph; }
 const graph::Node& NodeContext::node() const { return graph().nodes[index_]; }
+const std::string& NodeContext::op() const { return operands_ && !operands_->op.empty() ? operands_->op : node().op; }
 std::string NodeContext::label() const {
   const graph::Node& n = node();
   return n.label.empty() ? "#" + std::to_string(index_) + " " + n.op : n.label;

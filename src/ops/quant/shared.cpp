@@ -92,7 +92,7 @@ const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::st
 
 Operands operands_of(const runtime::NodeContext& ctx) {
   Operands o;
-  o.product = ctx.node().op;
+  o.product = ctx.op();
   constexpr std::string_view kNorm = "add_rms_norm_";
   o.norm = o.product.starts_with(kNorm);
   if (o.norm) o.product = o.product.substr(kNorm.size());
