@@ -229,25 +229,25 @@ class Decoder {
       const std::string name = layer_tensor(i, suffix);
       return matrix(name, {{name, rows, rows_why}}, cols, cols_why);
     };
-    ValueId act;
+    auto down = [&] { return weight("mlp.down_proj.weight", c_.hidden_size, "hidden_size", n, "intermediate_size"); };
     if (o_.weights == WeightFormat::Q4) {
-      // One product for gate and up with silu(gate) * up in its epilogue (q4 decode kernels).
+      // One product for gate and up with silu(gate) * up in its epilogue, and the down product,
+      // on one node (linear_swiglu_linear: a one-token step hands act over in int8). Its act
+      // output is left unused.
       const std::string gate = layer_tensor(i, "mlp.gate_proj.weight"), up = layer_tensor(i, "mlp.up_proj.weight");
       const ValueId wgu = matrix(layer_tensor(i, "mlp.gate_up_proj.weight"),
                                  {{gate, n, "intermediate_size"}, {up, n, "intermediate_size"}}, c_.hidden_size,
                                  "hidden_size", true);
-      act = product("linear_swiglu", in, {wgu}, {}, label(i, "mlp.gate_up_swiglu"), residual)[0];
-    } else {
-      ValueId h;
-      std::tie(h, residual) = add_norm(in.x, in.residual, in.weight, label(i, "post_attention_norm"));
-      const ValueId wg = weight("mlp.gate_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
-      const ValueId wu = weight("mlp.up_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
-      const ValueId gate = b_.op1("linear", {h, wg}, {}, label(i, "mlp.gate_proj"));
-      const ValueId up = b_.op1("linear", {h, wu}, {}, label(i, "mlp.up_proj"));
-      act = b_.op1("swiglu", {gate, up}, {}, label(i, "mlp.swiglu"));
+      return product("linear_swiglu_linear", in, {wgu, down()}, {}, label(i, "mlp"), residual)[1];
     }
-    const ValueId wd = weight("mlp.down_proj.weight", c_.hidden_size, "hidden_size", n, "intermediate_size");
-    return b_.op1("linear", {act, wd}, {}, label(i, "mlp.down_proj"));
+    ValueId h;
+    std::tie(h, residual) = add_norm(in.x, in.residual, in.weight, label(i, "post_attention_norm"));
+    const ValueId wg = weight("mlp.gate_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+    const ValueId wu = weight("mlp.up_proj.weight", n, "intermediate_size", c_.hidden_size, "hidden_size");
+    const ValueId gate = b_.op1("linear", {h, wg}, {}, label(i, "mlp.gate_proj"));
+    const ValueId up = b_.op1("linear", {h, wu}, {}, label(i, "mlp.up_proj"));
+    const ValueId act = b_.op1("swiglu", {gate, up}, {}, label(i, "mlp.swiglu"));
+    return b_.op1("linear", {act, down()}, {}, label(i, "mlp.down_proj"));
   }
 
   const ModelConfig& c_;

@@ -15,8 +15,10 @@
 //              dispatch and sdpa's
 //   a        = reshape a to [1, S, heads * head_dim]
 //   o        = linear(a, Wo)
-//   mlp_out  = linear(add_rms_norm_linear_swiglu(o, res, post_attention_layernorm,
-//                     [Wgate; Wup] rows interleaved), Wdown)              q4 weights (res updated)
+//   act, mlp_out, res = add_rms_norm_linear_swiglu_linear(o, res, post_attention_layernorm,
+//                     [Wgate; Wup] rows interleaved, Wdown)              q4 weights: one node,
+//              act = silu(gate) * up, mlp_out = act @ Wdown (a decode step hands act to the
+//              down product in int8)
 //   h, res   = add_rms_norm(o, res)                                     f16 / f32 weights
 //   mlp_out  = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)
 //

@@ -1,6 +1,7 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
-// add_rms_norm_linear_qkv/_swiglu, update_cache, rope_update_cache, sdpa_with_kv_cache,
-// rope_sdpa_with_kv_cache, rope_sdpa_linear), good and bad, at Llama/Qwen-like and prime sizes.
+// add_rms_norm_linear_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
+// update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
+// rope_sdpa_linear), good and bad, at Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
 namespace wgx::graph::testing {
@@ -49,6 +50,18 @@ const std::vector<SchemaCase>& transformer_cases() {
        {f32({5, 37}), f32({5, 37}), f32({37}), f32({226, 36})}, {}, "!expects 36"},
       {"add_rms_norm_linear_swiglu_dtype", "add_rms_norm_linear_swiglu",
        {f32({5, 64}), f16({5, 64}), f32({64}), q4({226, 64}, 32)}, {}, "!input 1 is f16 but input 0 is f32"},
+      {"linear_swiglu_linear", "linear_swiglu_linear", {f32({1, S, 64}), q4({256, 64}, 32), q4({48, 128}, 32)}, {},
+       "f32[1, seq_len, 128], f32[1, seq_len, 48]"},
+      {"linear_swiglu_linear_down", "linear_swiglu_linear", {f32({1, S, 64}), q4({256, 64}, 32), q4({48, 96}, 32)},
+       {}, "!down_weight: x has 128 input features"},
+      {"linear_swiglu_linear_gate_up", "linear_swiglu_linear", {f32({5, 64}), f32({226, 36}), f32({48, 113})}, {},
+       "!expects 36"},
+      {"add_rms_norm_linear_swiglu_linear", "add_rms_norm_linear_swiglu_linear",
+       {f32({1, S, 64}), f32({1, S, 64}), f32({64}), q4({256, 64}, 32), q4({48, 128}, 32)}, {{"eps", 1e-5}},
+       "f32[1, seq_len, 128], f32[1, seq_len, 48], f32[1, seq_len, 64]"},
+      {"add_rms_norm_linear_swiglu_linear_norm", "add_rms_norm_linear_swiglu_linear",
+       {f32({1, S, 64}), f32({1, S, 64}), f32({32}), q4({256, 64}, 32), q4({48, 128}, 32)}, {},
+       "!norm_weight does not match"},
       {"update_cache", "update_cache", {f16({1, 8, 2048, 64}), f32({1, S, 8, 64}), pos}, {},
        "f16[1, 8, 2048, 64]"},
       {"update_cache_heads", "update_cache", {f32({1, 8, 2048, 64}), f32({1, S, 4, 64}), pos}, {},

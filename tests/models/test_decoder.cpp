@@ -78,6 +78,10 @@ struct Report {
   int greedy_agree = 0;        // GPU argmax == the reference's
   int greedy_agree_plain = 0;  // GPU argmax == the unquantized reference's
   int greedy_total = 0;
+  // Steps whose reference top logit leads by more than twice the tolerance (a logit error within
+  // it cannot change the argmax there), and how many of them the GPU's argmax agrees on.
+  int greedy_decided = 0;
+  int greedy_agree_decided = 0;
   double min_margin = INFINITY;  // smallest lead of the reference's top logit
   size_t decode_dispatches = 0;
   size_t mutation_copies = 0;
@@ -109,6 +113,10 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
     const std::vector<float> last(got.end() - static_cast<ptrdiff_t>(std::min(vocab, got.size())), got.end());
     const Greedy g_ref = greedy(want.back());
     r.greedy_agree += greedy(last).token == g_ref.token;
+    if (g_ref.margin > 2 * tol) {
+      r.greedy_decided += 1;
+      r.greedy_agree_decided += greedy(last).token == g_ref.token;
+    }
     r.greedy_agree_plain += greedy(last).token == greedy(want_plain.back()).token;
     r.greedy_total += 1;
     r.min_margin = std::min(r.min_margin, g_ref.margin);
@@ -125,18 +133,20 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
 // context of 32 rows is under its threshold; o_proj, post norm, gate, up, swiglu, down), then the
 // final norm, lm_head (the last-token select is a buffer copy) and next_token's argmax (one
 // dispatch: a row this short is not split). q4 weights take gate, up and swiglu in one
-// linear_swiglu dispatch, and the residual adds and norms before the qkv and gate/up products
-// into those products' kernels (add_rms_norm_linear_qkv / _swiglu at one row of f32 x): 5 per
-// layer, plus layer 0's input rms_norm.
+// dispatch and down in another (add_rms_norm_linear_swiglu_linear), and the residual adds and
+// norms before the qkv and gate/up products into those products' kernels (at one row of f32 x):
+// 5 per layer, plus layer 0's input rms_norm.
 size_t expected_decode_dispatches(const ModelConfig& c, bool q4) {
   const size_t per_layer = q4 ? 5 : 9;
   return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + 2 + 1;
 }
 
 void print(const char* name, const Report& r) {
-  std::printf("[ measured ] %s: max abs %.3g (max rel outside abs %.3g), greedy %d/%d, smallest reference "
-              "margin %.3g; vs unquantized weights: max abs %.3g, greedy %d/%d; %zu dispatches per decode step\n",
-              name, r.diff.max_abs, r.diff.max_rel, r.greedy_agree, r.greedy_total, r.min_margin,
+  std::printf("[ measured ] %s: max abs %.3g (max rel outside abs %.3g), greedy %d/%d (%d/%d where the reference "
+              "leads by twice the bound), smallest reference margin %.3g; vs unquantized weights: max abs %.3g, "
+              "greedy %d/%d; %zu dispatches per decode step\n",
+              name, r.diff.max_abs, r.diff.max_rel, r.greedy_agree, r.greedy_total, r.greedy_agree_decided,
+              r.greedy_decided, r.min_margin,
               r.vs_unquantized.max_abs, r.greedy_agree_plain, r.greedy_total, r.decode_dispatches);
 }
 
@@ -192,13 +202,17 @@ TEST_P(Decoder, Q4WithHalfCacheMatchesDequantizedReference) {
   EXPECT_EQ(r.diff.failures, 0u) << r.diff.first_failure << " (bound " << kQ4Tol << ")";
   EXPECT_EQ(r.mutation_copies, 0u);
   EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, true));
-  // The default: the prefill GEMM and the one-row products (rows up to 4,096) round x to int8.
-  // Its error stays far below the 4-bit weights' own, and the greedy tokens are the reference's.
+  // The default: the prefill GEMM and the one-row products (rows up to 4,096) round x to int8,
+  // and a decode step's MLP hands its activation over in int8. Its error stays far below the
+  // 4-bit weights' own, and the greedy tokens are the reference's wherever its top logit leads
+  // by more than twice the bound (a near tie, as llama_gqa's 0.03 lead at one step, may go
+  // either way within it).
   const Report x8 = run(built, tiny_, deq, GetParam().all_logits, kQ4X8Tol);
   print((std::string(GetParam().name) + " q4").c_str(), x8);
   EXPECT_EQ(x8.diff.failures, 0u) << x8.diff.first_failure << " (bound " << kQ4X8Tol << ")";
   EXPECT_LE(x8.diff.max_abs, x8.vs_unquantized.max_abs / 5);
-  EXPECT_EQ(x8.greedy_agree, x8.greedy_total);
+  EXPECT_GT(x8.greedy_decided, 0) << "no step with a clear greedy token to check";
+  EXPECT_EQ(x8.greedy_agree_decided, x8.greedy_decided);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Decoder,

@@ -13,7 +13,8 @@ void register_layout(OpRegistry& r);      // permute, transpose, squeeze, unsque
 void register_reshape(OpRegistry& r);     // reshape, expand (sizes given as Dims)
 void register_indexing(OpRegistry& r);    // slice, select
 void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear_qkv,
-                                           // add_rms_norm_linear_qkv/_swiglu, update_cache,
+                                           // add_rms_norm_linear_qkv/_swiglu,
+                                           // linear_swiglu_linear (and add_rms_norm_), update_cache,
                                            // rope_update_cache, sdpa_with_kv_cache,
                                            // rope_sdpa_with_kv_cache, rope_sdpa_linear
 

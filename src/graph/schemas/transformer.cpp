@@ -344,6 +344,33 @@ OpSchema rope_sdpa_linear(const OpSchema& attention, const OpSchema& linear) {
   return s;
 }
 
+// linear_swiglu_linear(x [..., in], gate_up_weight [2n, in], down_weight [out, n]) ->
+// (act [..., n], out [..., out]): linear_swiglu(x, gate_up_weight), then linear(act,
+// down_weight): the gated MLP as one op (no biases), so that a one-row step can hand act from
+// the first product to the second in a form of its own (int8) as well as the f32 act, a result
+// like the separate ops give it.
+OpSchema linear_swiglu_linear(const OpSchema& swiglu, const OpSchema& linear) {
+  OpSchema s;
+  s.name = "linear_swiglu_linear";
+  s.inputs = {swiglu.inputs[0], swiglu.inputs[1], linear.inputs[1]};
+  s.inputs[1].name = "gate_up_weight";
+  s.inputs[2].name = "down_weight";
+  s.num_outputs = 2;
+  s.infer = [gate_up = swiglu.infer, down = linear.infer](const InferContext& ctx) {
+    const std::vector<const Value*> first{&ctx.value(0), &ctx.value(1)};
+    InferResult r = gate_up(InferContext(first, {}, ctx.syms()));
+    if (!r.ok()) return r;
+    Value act;
+    act.type = r.outputs[0];
+    const std::vector<const Value*> second{&act, &ctx.value(2)};
+    InferResult out = down(InferContext(second, {}, ctx.syms()));
+    if (!out.ok()) return InferResult::fail("down_weight: " + out.error);
+    r.outputs.push_back(out.outputs[0]);
+    return r;
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_transformer(OpRegistry& r) {
@@ -354,6 +381,8 @@ void register_transformer(OpRegistry& r) {
   // nn's linear_swiglu is registered before this family.
   r.add(with_add_rms_norm(*r.find("linear_qkv")));
   r.add(with_add_rms_norm(*r.find("linear_swiglu")));
+  r.add(linear_swiglu_linear(*r.find("linear_swiglu"), *r.find("linear")));
+  r.add(with_add_rms_norm(*r.find("linear_swiglu_linear")));
   r.add(update_cache());
   r.add(rope_update_cache());
   r.add(sdpa_with_kv_cache());

@@ -72,7 +72,11 @@ constexpr uint64_t kQ4GemvStorage = 256 * 16;  // red in q4_gemv.wgsl
 constexpr uint64_t kQ4GemvColumns = 4;         // C in q4_gemv.wgsl: columns per lane group
 constexpr uint32_t kNormBuffers = 3;           // q4_gemv's prologue: Res, NormW, Sum
 // Flags of the product kernels.
-constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32, kSwiglu = 64;
+constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32, kSwiglu = 64, kQ8Out = 128;
+// q4_gemv's yq (the Q8OUT epilogue's outputs of a tile, a pair per column group) and the lanes
+// per column group up to which a tile makes whole runs of 16 outputs.
+constexpr uint64_t kQ8OutStorage = 8 * 256;
+constexpr uint32_t kQ8OutLanes = 32;
 
 enum class Op { Linear, Qkv, Swiglu };
 Op op_of(const std::string& product) {
@@ -116,6 +120,10 @@ struct Facts {
   bool scratch = false;  // f16 output of an odd width: f32 scratch, then split_f16 / swiglu_pairs
   Q4Params q4p;
   Operands ops;
+  // linear_swiglu_linear's one-row pair (q8_gate_up, q8_down): the gate/up product also writes
+  // y in int8 (q4_gemv's Q8OUT), the down product reads that as x (the q8 variant).
+  bool q8_out = false;
+  bool q8_in = false;
 
   // Whether `kernel` writes the output itself (else the f32 scratch that the pass finishes).
   bool direct(Kernel kernel) const { return !scratch && (!swiglu || kernel == Kernel::Q4Gemv); }
@@ -279,13 +287,14 @@ uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {
 // product (f32 x, where the workgroup memory and storage buffers allow and quant_gemv_norm is not
 // off), x staged for the others with quant_gemv_stage or quant_gemv_x8 on, else none.
 Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
-  if (!f.q4 || f.f16) return Stage::None;
+  if (!f.q4 || f.f16 || f.q8_in) return Stage::None;
   const bool stage = option(ctx, "quant_gemv_stage") == "on" || x8(ctx, f);
   const Stage want = f.ops.norm ? (option(ctx, "quant_gemv_norm") == "off" ? Stage::None : Stage::Norm)
                                 : (stage ? Stage::Staged : Stage::None);
   if (want == Stage::None) return want;
   const uint32_t buffers = info(Kernel::Q4Gemv).buffers + (want == Stage::Norm ? kNormBuffers : 0);
-  return check_limits(ctx, buffers, stage_storage(f, want, x8(ctx, f))).empty() ? want : Stage::None;
+  const uint64_t storage = stage_storage(f, want, x8(ctx, f)) + (f.q8_out ? kQ8OutStorage : 0);
+  return check_limits(ctx, buffers, storage).empty() ? want : Stage::None;
 }
 
 // q4_gemv's reduction as the quant_gemv_reduce option asks for it: "wg" (the default), "sg" or
@@ -313,7 +322,8 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     // decode from 1,173 to 1,315 tok/s on Llama-3.2-1B and from 902 to 981 on Qwen3-0.6B
     // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).
     if (option(ctx, "quant_gemv_specialize") != "off") kQ4GemvFixed.constants(constants, fixed);
-    name += std::string(f.f16 ? "f16" : "f32") + "." + reduce + ".r" + std::to_string(rows);
+    name += std::string(f.q8_in ? "q8" : f.f16 ? "f16" : "f32") + "." + reduce + ".r" + std::to_string(rows);
+    if (f.q8_out) constants.emplace_back("YQ", static_cast<double>(kWorkgroup));
     if (stage != Stage::None) {
       name += stage == Stage::Norm ? ".norm" : stage == Stage::Comb ? ".comb" : ".xs";
       if (x8(ctx, f)) {
@@ -400,9 +410,12 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
       tpc > 1 && (one_tile == "on" || q4_tiles(tpc / 2) <= stage_wgs)) {
     while (tpc > 1 && q4_tiles(tpc) > stage_wgs) tpc /= 2;
   }
+  // Q8OUT: a tile makes whole runs of 16 outputs (2 * 256 / lanes of them).
+  if (f.q8_out) tpc = std::min(tpc, kQ8OutLanes);
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |
-                   (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0);
+                   (f.f16 ? kXF16 : 0) | (f.q4 ? kWQ4 : f.f16 ? kWF16 : 0) | (direct && f.swiglu ? kSwiglu : 0) |
+                   (f.q8_out ? kQ8Out : 0);
   // The scratch holds all of the product's columns: one output as far as the product is concerned.
   const uint64_t split0 = direct ? f.widths[0] : f.n;
   const uint64_t split1 = direct ? f.widths[0] + f.widths[1] : f.n;
@@ -588,6 +601,57 @@ std::unique_ptr<runtime::NodeExec> merged_gemv(const NodeContext& ctx, const Spl
                      exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output"), partials.stats, partials.acc,
                      partials.attn},
                     1, Stage::Comb, &partials));
+  return exec;
+}
+
+std::string q8_pair_guard(const NodeContext& gate_up, const NodeContext& down) {
+  if (auto why = on_off_options(gate_up, {"quant_mlp_q8"}); !why.empty()) return why;
+  if (option(gate_up, "quant_mlp_q8") == "off") return "quant_mlp_q8 is off";
+  if (option(gate_up, "quant_gemv_x8") == "off") return "quant_gemv_x8 is off (x in f32 for the one-row products)";
+  if (auto why = guard(gate_up, true, Kernel::Q4Gemv); !why.empty()) return "gate/up: " + why;
+  if (auto why = guard(down, true, Kernel::Q4Gemv); !why.empty()) return "down: " + why;
+  if (max_rows(gate_up) != 1) return "x has up to " + std::to_string(max_rows(gate_up)) + " rows (the int8 act is for one)";
+  if (q4_gemv_sg(gate_up)) return "quant_gemv_reduce is sg";
+  Facts f = facts_of(gate_up, Op::Swiglu);
+  if (f.f16) return "x is f16";
+  if (f.bias || facts_of(down, Op::Linear).bias) return "a product has a bias";
+  if ((f.n / 2) % 32 != 0) return "act is " + std::to_string(f.n / 2) + " wide, not a multiple of 32";
+  f.q8_out = true;
+  if (f.ops.norm && one_row_stage(gate_up, f) != Stage::Norm) return "the gate/up product has no norm prologue here";
+  if (auto why = check_limits(gate_up, info(Kernel::Q4Gemv).buffers, info(Kernel::Q4Gemv).storage + kQ8OutStorage);
+      !why.empty()) {
+    return why;
+  }
+  return "";
+}
+
+std::unique_ptr<runtime::NodeExec> q8_gate_up(const NodeContext& ctx, gpu::BufferBinding& q8) {
+  Facts f = facts_of(ctx, Op::Swiglu);
+  f.q8_out = true;
+  auto exec = std::make_unique<Steps>();
+  q8 = Steps::scratch(ctx, 4 * 3 * f.n / 16);  // a row of act: (N / 2) bytes and 8 per 32 values
+  const gpu::BufferBinding w = ctx.input(f.ops.weight).binding();
+  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  const Stage stage = one_row_stage(ctx, f);  // the guard saw Norm for an add_rms_norm_ view
+  std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), nibbles, w, exec->own(ctx, 4, "no bias"),
+                                          ctx.output(0).binding(), q8, exec->own(ctx, 4, "no output")};
+  if (stage == Stage::Norm) {
+    buffers.insert(buffers.end(), {ctx.input(1).binding(), ctx.input(2).binding(), ctx.output(1).binding()});
+  }
+  exec->add(product(ctx, Kernel::Q4Gemv, f, buffers, 1, stage));
+  return exec;
+}
+
+std::unique_ptr<runtime::NodeExec> q8_down(const NodeContext& ctx, gpu::BufferBinding q8) {
+  Facts f = facts_of(ctx, Op::Linear);
+  f.q8_in = true;
+  auto exec = std::make_unique<Steps>();
+  const gpu::BufferBinding w = ctx.input(f.ops.weight).binding();
+  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  exec->add(product(ctx, Kernel::Q4Gemv, f,
+                    {q8, nibbles, w, exec->own(ctx, 4, "no bias"), ctx.output(0).binding(),
+                     exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")},
+                    1));
   return exec;
 }
 

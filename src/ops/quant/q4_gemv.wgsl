@@ -54,6 +54,7 @@ const BIAS = 1u;
 const SCALE_F16 = 2u;
 const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
 const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
+const Q8OUT = 128u;  // with SWIGLU: y also rounded to int8 into Out1 (q8_run)
 
 {{workgroup_vars}}
 {{stage_vars}}
@@ -127,6 +128,46 @@ fn stage_quarter_i8(lid: u32, qi: u32, nc: u32, a: vec4<f32>, b: vec4<f32>, live
     xd[c] = vec2<f32>(amax / 127.0, 8.0 * f32(qsum[lid] + qsum[lid + 1u] + qsum[lid + 2u] + qsum[lid + 3u]));
   }
   workgroupBarrier();  // qmax, qsum and ssq are rewritten by the next quarters
+}
+
+// y in int8 (Q8OUT: linear_swiglu_linear's gate/up product at one row, for its down product,
+// chunk_sums_q8): each run of 16 outputs rounded to multiples of its step dx = max |y| / 127, as
+// stage_quarter_i8 rounds x. A 32-output chunk c's eight words are Out1 words 8c .. 8c + 7 in
+// i8_chunk's order (the first run's four, then the second's; each run's quarter q as the even
+// outputs' word, then the odd outputs'); after the N / 2 / 4 words of runs, vec4 c of the
+// steps: (dx, 8 * sum of q) of the first run, then of the second; rows follow each other. The
+// outputs of a tile's column groups meet in yq (group g's pair at yq[g]); a tile makes 2 WG / L
+// outputs, a whole number of runs (the host keeps L <= 32 and sets Q8OUT for one-row kernels
+// only).
+override YQ: u32 = 1u;  // WG where Q8OUT is set
+var<workgroup> yq: array<vec2<f32>, YQ>;
+fn q8_run(row: u32, j0: u32, g0: u32) {
+  var big = 0.0;
+  for (var i = 0u; i < 8u; i++) {
+    let v = abs(yq[g0 + i]);
+    big = max(big, max(v.x, v.y));
+  }
+  let inv = select(0.0, 127.0 / big, big > 0.0);
+  var words = vec4<u32>();
+  var sum = 0;
+  for (var q = 0u; q < 2u; q++) {
+    let a = yq[g0 + 4u * q];
+    let b = yq[g0 + 4u * q + 1u];
+    let c = yq[g0 + 4u * q + 2u];
+    let d = yq[g0 + 4u * q + 3u];
+    let even = vec4<i32>(clamp(round(vec4<f32>(a.x, b.x, c.x, d.x) * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
+    let odd = vec4<i32>(clamp(round(vec4<f32>(a.y, b.y, c.y, d.y) * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
+    words[2u * q] = pack4xI8(even);
+    words[2u * q + 1u] = pack4xI8(odd);
+    let t = even + odd;
+    sum += t.x + t.y + t.z + t.w;
+  }
+  let run = j0 >> 4u;
+  let base = row * (3u * p_n() / 16u);  // a row's words: (N / 2) / 4 of runs, (N / 2) / 8 of steps
+  for (var i = 0u; i < 4u; i++) { Out1[base + 4u * run + i] = words[i]; }
+  let steps = base + (p_n() >> 3u);
+  Out1[steps + 2u * run] = bitcast<u32>(big / 127.0);
+  Out1[steps + 2u * run + 1u] = bitcast<u32>(8.0 * f32(sum));
 }
 
 // Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).
@@ -246,6 +287,27 @@ fn chunk_sums_f32(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
   return d;
 }
 
+// In int8 as q8_run writes it (x: a product's y in int8, read where it lies): each run of 16
+// with its own step and offset.
+fn chunk_sums_q8(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
+  let base = row * (3u * p_k() / 32u);  // a row's vec4s: K / 16 of runs, K / 32 of steps
+  let a = X[base + 2u * c];
+  let b = X[base + 2u * c + 1u];
+  let xw = array<u32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+  var d0 = vec4<i32>();
+  var d1 = vec4<i32>();
+  for (var h = 0u; h < 2u; h++) {
+    for (var j = 0u; j < C; j++) {
+      let w0 = q[j][h];
+      let w1 = q[j][h + 2u];
+      d0[j] += dot4I8Packed(w0 & 0x0f0f0f0fu, xw[2u * h]) + dot4I8Packed((w0 >> 4u) & 0x0f0f0f0fu, xw[2u * h + 1u]);
+      d1[j] += dot4I8Packed(w1 & 0x0f0f0f0fu, xw[2u * h + 4u]) + dot4I8Packed((w1 >> 4u) & 0x0f0f0f0fu, xw[2u * h + 5u]);
+    }
+  }
+  let e = bitcast<vec4<f32>>(X[base + (p_k() >> 4u) + c]);
+  return (vec4<f32>(d0) - e.y) * e.x + (vec4<f32>(d1) - e.w) * e.z;
+}
+
 // In int8 (x staged by stage_quarter_i8): each weight word's low and high nibbles against the
 // even and odd elements' bytes, four products per dot4I8Packed, exact in i32, then the offset of
 // 8 and x's scale.
@@ -315,6 +377,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
             let j = n0 / 2u;
             let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
+            if ((p_flags() & Q8OUT) != 0u) { yq[group] = y; }
             if ((p_flags() & OUT_F16) != 0u) {
               put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
             } else {
@@ -333,7 +396,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
       }
     }
-    workgroupBarrier();  // red's slots are rewritten by the next tile's reduction
+    if ((p_flags() & Q8OUT) != 0u) {
+      workgroupBarrier();  // every group's pair is in yq
+      let per_tile = 2u * WG / lanes;
+      let j0 = tile * per_tile + 16u * lid;
+      if (lid < per_tile / 16u && j0 < p_n() / 2u) { q8_run(m0, j0, 8u * lid); }
+    }
+    workgroupBarrier();  // red's (and yq's) slots are rewritten by the next tile
   }
   keep(touched);
 }

@@ -29,6 +29,17 @@ std::string q4_gemm_option_check(const runtime::NodeContext& ctx);
 // is written to, which the GEMM path (never run in the same step) can share.
 std::string q4_gemv_fallback_check(const runtime::NodeContext& ctx);
 std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx, gpu::BufferBinding* x);
+// linear_swiglu_linear's one-row pair of q4_gemv dispatches (mlp.cpp), on views of its node as
+// the gate/up product (linear_swiglu, or add_rms_norm_linear_swiglu) and as the down product
+// (linear): "" when they can hand act over in int8 (q4_gemv.wgsl's q8_run: runs of 16 values
+// with a step each; the f32 act is written too), else why not. q8_gate_up writes act and its
+// int8 form into scratch it takes (`q8`); q8_down reads that as its x.
+std::string q8_pair_guard(const runtime::NodeContext& gate_up, const runtime::NodeContext& down);
+std::unique_ptr<runtime::NodeExec> q8_gate_up(const runtime::NodeContext& ctx, gpu::BufferBinding& q8);
+std::unique_ptr<runtime::NodeExec> q8_down(const runtime::NodeContext& ctx, gpu::BufferBinding q8);
+// linear_swiglu_linear and add_rms_norm_linear_swiglu_linear: the pair above at one row, else
+// the gate/up op's routes and then linear's (`linear`: all of linear's, dense ones included).
+std::vector<runtime::Route> mlp_routes(const std::string& op, const std::vector<runtime::Route>& linear);
 // embedding with a q4gsw table: q4_gather.
 std::vector<runtime::Route> embedding_routes();
 

@@ -193,17 +193,18 @@ class Products {
   // for the f32 rounding of dx, of 127 / max and of x * 127 / max), so column j's product moves
   // by at most the sum over chunks of dx_b / 2 * sum_b |w_j|. Added to each magnitude as that
   // error over gamma_terms, so that within_bound (and swiglu_reference's propagation) take it in.
+  // `block`: values per scale (32; linear_swiglu_linear's int8 act: 16).
   static void add_x8_error(Reference& r, const std::vector<float>& x, int64_t m, int64_t k,
-                           const std::vector<float>& w, int64_t terms) {
+                           const std::vector<float>& w, int64_t terms, int64_t block = 32) {
     const double u = std::ldexp(1.0, -24), gamma = static_cast<double>(terms) * u / (1 - static_cast<double>(terms) * u);
     const size_t n = r.magnitude.size() / static_cast<size_t>(m);
     for (size_t row = 0; row < static_cast<size_t>(m); ++row) {
       const float* xr = x.data() + row * static_cast<size_t>(k);
       for (size_t j = 0; j < n; ++j) {
         double e = 0;
-        for (int64_t b = 0; b < k; b += 32) {
+        for (int64_t b = 0; b < k; b += block) {
           double amax = 0, wsum = 0;
-          for (int64_t i = b; i < b + 32; ++i) {
+          for (int64_t i = b; i < b + block; ++i) {
             amax = std::max(amax, double(std::abs(xr[i])));
             wsum += std::abs(w[j * k + i]);
           }

@@ -1,0 +1,103 @@
+// linear_swiglu_linear(x, gate_up_weight, down_weight) -> (act, out) and its add_rms_norm_ form
+// (x, residual, norm_weight, gate_up_weight, down_weight) -> (act, out, x + residual): the gated
+// MLP as one node. Routes, in order:
+//   q4_gemv_q8            one row of f32 x, q4gsw weights, no biases: the gate/up q4_gemv
+//                         (with the norm prologue for the add_rms_norm_ form) writes act and
+//                         act rounded to int8 in runs of 16 (q4_gemv.wgsl's q8_run), which the
+//                         down q4_gemv reads as its x (the q8 variant): a twelfth of f32 act's
+//                         bytes per workgroup. Declined with the quant_mlp_q8 option off.
+//   linear_swiglu+linear  any shape: the first of the gate/up op's routes that takes the node
+//                         seen as that op, then the first of linear's that takes act and the
+//                         down weight.
+#include <optional>
+
+#include "ops/quant/quant_routes.h"
+
+namespace wgx::ops::quant {
+
+namespace {
+
+using runtime::NodeContext;
+using runtime::OperandMap;
+
+bool has_norm(const NodeContext& ctx) { return ctx.op().starts_with("add_rms_norm_"); }
+
+// The node as its gate/up op: x (with the residual and the norm weight) and the gate/up weight
+// in; act (and x + residual, output 2) out.
+OperandMap gate_up_operands(const NodeContext& ctx) {
+  const bool norm = has_norm(ctx);
+  OperandMap m;
+  for (size_t i = 0; i < (norm ? 4u : 2u); ++i) m.inputs.push_back({false, i, std::nullopt});
+  m.outputs.push_back({true, 0, std::nullopt});
+  if (norm) m.outputs.push_back({true, 2, std::nullopt});
+  m.op = norm ? "add_rms_norm_linear_swiglu" : "linear_swiglu";
+  return m;
+}
+
+// The node as linear: act (output 0) and the down weight in, out (output 1) out.
+OperandMap down_operands(const NodeContext& ctx) {
+  OperandMap m;
+  m.inputs = {{true, 0, std::nullopt}, {false, has_norm(ctx) ? 4u : 2u, std::nullopt}};
+  m.outputs = {{true, 1, std::nullopt}};
+  m.op = "linear";
+  return m;
+}
+
+// The first of `routes` that takes `view`, or nullopt with every reason in `why`.
+std::optional<runtime::Route> first_taker(const NodeContext& view, const std::vector<runtime::Route>& routes,
+                                          std::string& why) {
+  for (const runtime::Route& r : routes) {
+    const std::string no = r.guard(view);
+    if (no.empty()) return r;
+    why += (why.empty() ? "" : "; ") + r.name + ": " + no;
+  }
+  return std::nullopt;
+}
+
+std::string pair_guard(const NodeContext& ctx) {
+  const OperandMap gate_up = gate_up_operands(ctx), down = down_operands(ctx);
+  return q8_pair_guard(NodeContext(ctx, gate_up), NodeContext(ctx, down));
+}
+
+std::unique_ptr<runtime::NodeExec> pair_build(const NodeContext& ctx) {
+  auto steps = std::make_unique<Steps>();
+  gpu::BufferBinding q8;
+  steps->add(build_viewed([&q8](const NodeContext& c) { return q8_gate_up(c, q8); }, ctx, gate_up_operands(ctx)));
+  steps->add(build_viewed([&q8](const NodeContext& c) { return q8_down(c, q8); }, ctx, down_operands(ctx)));
+  return steps;
+}
+
+std::string composite_guard(const NodeContext& ctx, const std::vector<runtime::Route>& gate_up,
+                            const std::vector<runtime::Route>& linear) {
+  if (auto why = on_off_options(ctx, {"quant_mlp_q8"}); !why.empty()) return why;  // a build error
+  const OperandMap g = gate_up_operands(ctx), d = down_operands(ctx);
+  std::string why;
+  if (!first_taker(NodeContext(ctx, g), gate_up, why)) return "no " + g.op + " route takes gate/up (" + why + ")";
+  if (!first_taker(NodeContext(ctx, d), linear, why)) return "no linear route takes down (" + why + ")";
+  return "";
+}
+
+std::unique_ptr<runtime::NodeExec> composite_build(const NodeContext& ctx, const std::vector<runtime::Route>& gate_up,
+                                                   const std::vector<runtime::Route>& linear) {
+  const OperandMap g = gate_up_operands(ctx), d = down_operands(ctx);
+  std::string why;
+  // The guard found both.
+  const runtime::Route first = first_taker(NodeContext(ctx, g), gate_up, why).value();
+  const runtime::Route second = first_taker(NodeContext(ctx, d), linear, why).value();
+  auto steps = std::make_unique<Steps>();
+  steps->add(build_viewed(first.build, ctx, g));
+  steps->add(build_viewed(second.build, ctx, d));
+  return steps;
+}
+
+}  // namespace
+
+std::vector<runtime::Route> mlp_routes(const std::string& op, const std::vector<runtime::Route>& linear) {
+  const std::vector<runtime::Route> gate_up =
+      product_routes(op.starts_with("add_rms_norm_") ? "add_rms_norm_linear_swiglu" : "linear_swiglu");
+  return {{"q4_gemv_q8", pair_guard, pair_build},
+          {"linear_swiglu+linear", [gate_up, linear](const NodeContext& c) { return composite_guard(c, gate_up, linear); },
+           [gate_up, linear](const NodeContext& c) { return composite_build(c, gate_up, linear); }}};
+}
+
+}  // namespace wgx::ops::quant

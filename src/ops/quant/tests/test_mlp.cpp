@@ -1,0 +1,214 @@
+// linear_swiglu_linear and add_rms_norm_linear_swiglu_linear (mlp.cpp). At one row the
+// q4_gemv_q8 route hands act from the gate/up product to the down product in int8 (runs of 16
+// values, a step each); otherwise linear_swiglu+linear runs the two ops' own routes. act is
+// checked against the double reference of the gate/up product (x rounded to int8 per 32 by the
+// one-row kernel and by q4_gemm), out against act as the GPU wrote it times the dequantized down
+// weight, with the rounding of act to int8 (per 16 at one row) in the bound. Negative controls: the bound
+// rejects out computed from act with the two values of each pair swapped or with a run's
+// values moved to the neighbouring run (what a wrong word or step order in the handover
+// gives), and with quant_mlp_q8 off no q8 kernel runs.
+#include <cmath>
+#include <set>
+
+#include "quant_program.h"
+
+namespace wgx::runtime {
+namespace {
+
+using graph::DType;
+using testing::Data;
+using testing::Products;
+using testing::Reference;
+
+struct MlpSpec {
+  std::string name;
+  int64_t m = 1, k = 64, i = 32, out = 64;  // rows of x, its width, act's width, out's width
+  bool norm = false;
+  const char* route = "";
+  double eps = 1e-5;
+};
+
+class Mlps {
+ public:
+  void add(graph::GraphBuilder& b, const MlpSpec& s) {
+    Node n{s, testing::q4_weight(2 * s.i, s.k, 32, DType::f32, seed_++),
+           testing::q4_weight(s.out, s.i, 32, DType::f32, seed_++), {}, {}, {}, b.graph().nodes.size()};
+    std::vector<graph::ValueId> in{b.input(s.name, DType::f32, {s.m, s.k})};
+    graph::Attrs attrs;
+    if (s.norm) {
+      n.norm_w = testing::random_floats(static_cast<size_t>(s.k), seed_++, 0.5f, 1.5f);
+      in.push_back(b.input(s.name + ".res", DType::f32, {s.m, s.k}));
+      in.push_back(b.constant(s.name + ".nw", DType::f32, {s.k}, testing::bytes_of(n.norm_w)));
+      attrs.insert_or_assign("eps", s.eps);
+    }
+    in.push_back(b.constant(s.name + ".wgu", graph::TensorType{DType::q4gsw, {2 * s.i, s.k}, {32, DType::f32}},
+                            n.gate_up.bytes));
+    in.push_back(b.constant(s.name + ".wd", graph::TensorType{DType::q4gsw, {s.out, s.i}, {32, DType::f32}},
+                            n.down.bytes));
+    const std::vector<graph::ValueId> outs =
+        b.op(std::string(s.norm ? "add_rms_norm_" : "") + "linear_swiglu_linear", in, attrs);
+    b.output(s.name + ".act", outs[0]);
+    b.output(s.name + ".y", outs[1]);
+    if (s.norm) b.output(s.name + ".sum", outs[2]);
+    nodes_[s.name] = std::move(n);
+  }
+
+  void set(Program& prog, const std::string& name) {
+    Node& n = nodes_.at(name);
+    const size_t count = static_cast<size_t>(n.spec.m * n.spec.k);
+    n.x = testing::random_floats(count, seed_++, -1.f, 1.f);
+    prog.set_input(name, std::span<const float>(n.x), {n.spec.m, n.spec.k});
+    if (n.spec.norm) {
+      n.res = testing::random_floats(count, seed_++, -1.f, 1.f);
+      prog.set_input(name + ".res", std::span<const float>(n.res), {n.spec.m, n.spec.k});
+    }
+  }
+
+  // The gate/up product's x: x, or rms_norm(x + residual) * norm_weight (f32 sum, double norm).
+  std::vector<float> product_x(const std::string& name) const {
+    const Node& n = nodes_.at(name);
+    if (!n.spec.norm) return n.x;
+    std::vector<float> out(n.x.size());
+    for (int64_t r = 0; r < n.spec.m; ++r) {
+      double squares = 0;
+      for (int64_t j = 0; j < n.spec.k; ++j) {
+        const float v = n.x[r * n.spec.k + j] + n.res[r * n.spec.k + j];
+        squares += double(v) * v;
+      }
+      const double scale = 1 / std::sqrt(squares / static_cast<double>(n.spec.k) + n.spec.eps);
+      for (int64_t j = 0; j < n.spec.k; ++j) {
+        const size_t e = static_cast<size_t>(r * n.spec.k + j);
+        out[e] = static_cast<float>((n.x[e] + n.res[e]) * scale * n.norm_w[static_cast<size_t>(j)]);
+      }
+    }
+    return out;
+  }
+
+  // Whether the products round their x to int8: at one row (the gate/up kernel x per 32, the
+  // down kernel act per 16) and above four (q4_gemm, per 32); at two to four rows the one-row
+  // kernel's four-row form reads f32 x.
+  static bool rounds_x(const MlpSpec& s) { return s.m == 1 || s.m > 4; }
+
+  // out's reference from `act` (act as the GPU wrote it, or a corrupted copy): its products
+  // with the down weight, and act's rounding to int8 (per 16 at one row) in the bound.
+  Reference down_reference(const std::string& name, const std::vector<float>& act) const {
+    const Node& n = nodes_.at(name);
+    Reference r = testing::linear_dots(act, n.spec.m, n.spec.i, n.down.values, n.spec.out, {});
+    if (rounds_x(n.spec)) {
+      Products::add_x8_error(r, act, n.spec.m, n.spec.i, n.down.values, n.spec.i + 3, n.spec.m == 1 ? 16 : 32);
+    }
+    return r;
+  }
+
+  void verify(const Program& prog, const std::string& name) const {
+    SCOPED_TRACE(name);
+    const Node& n = nodes_.at(name);
+    const MlpSpec& s = n.spec;
+    const std::vector<float> x = product_x(name);
+    const int64_t norm_terms = s.norm ? s.k + 8 : 0;
+    if (s.norm) {
+      std::vector<float> sum(n.x.size());
+      for (size_t e = 0; e < sum.size(); ++e) sum[e] = n.x[e] + n.res[e];
+      EXPECT_EQ(prog.read_f32(name + ".sum"), sum) << "sum";  // one f32 addition: exact
+    }
+    // act: the gate/up product (x rounded to int8 per 32 by the one-row kernel: K <= 4096).
+    Reference all = testing::linear_dots(x, s.m, s.k, n.gate_up.values, 2 * s.i, {});
+    if (rounds_x(s)) Products::add_x8_error(all, x, s.m, s.k, n.gate_up.values, s.k + norm_terms + 3);
+    const Reference act_want = testing::swiglu_reference(all, s.m, 2 * s.i);
+    const std::vector<float> act = prog.read_f32(name + ".act");
+    EXPECT_EQ(prog.output_shape(name + ".act"), (std::vector<int64_t>{s.m, s.i}));
+    EXPECT_TRUE(testing::within_bound(act, act_want, s.k + norm_terms, false)) << "act";
+    EXPECT_EQ(prog.output_shape(name + ".y"), (std::vector<int64_t>{s.m, s.out}));
+    EXPECT_TRUE(testing::within_bound(prog.read_f32(name + ".y"), down_reference(name, act), s.i, false)) << "out";
+    const RouteChoice& choice = prog.routes().at(n.index);
+    EXPECT_EQ(choice.route, s.route) << testing::rejected(choice);
+  }
+
+ private:
+  struct Node {
+    MlpSpec spec;
+    Data gate_up, down;
+    std::vector<float> norm_w, x, res;
+    size_t index;
+  };
+  std::map<std::string, Node> nodes_;
+  uint32_t seed_ = 7;
+};
+
+// One row (the int8 handover) at lanes per column group of 2 to 32 for the gate/up product
+// (K = 64 .. 1024; 2,048 has 64, which the route halves to 32), act 32 to 256 wide, with and
+// without the norm prologue; four and six rows through the two ops' routes.
+const std::vector<MlpSpec>& specs() {
+  static const std::vector<MlpSpec> s{
+      {"n_k128", 1, 128, 256, 96, true, "q4_gemv_q8"},
+      {"n_k1024", 1, 1024, 128, 64, true, "q4_gemv_q8"},
+      {"n_k2048", 1, 2048, 64, 32, true, "q4_gemv_q8"},
+      {"p_k64", 1, 64, 96, 128, false, "q4_gemv_q8"},
+      {"n_m4", 4, 128, 96, 64, true, "linear_swiglu+linear"},
+      {"p_m6", 6, 256, 64, 96, false, "linear_swiglu+linear"},
+  };
+  return s;
+}
+
+TEST(QuantMlp, EveryNodeMatchesItsReference) {
+  graph::GraphBuilder b;
+  Mlps mlps;
+  for (const MlpSpec& s : specs()) mlps.add(b, s);
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"profile", "1"}});
+  for (const MlpSpec& s : specs()) mlps.set(prog, s.name);
+  prog.execute();
+  for (const MlpSpec& s : specs()) mlps.verify(prog, s.name);
+  // The one-row nodes ran the q8 down kernel, the others did not.
+  std::set<std::string> q8;
+  for (const gpu::DispatchTiming& t : prog.last_timings()) {
+    if (t.kernel.find("q4_gemv.q8.") != std::string::npos) q8.insert(t.label);
+  }
+  EXPECT_EQ(q8, (std::set<std::string>{"#0 add_rms_norm_linear_swiglu_linear", "#1 add_rms_norm_linear_swiglu_linear",
+                                       "#2 add_rms_norm_linear_swiglu_linear", "#3 linear_swiglu_linear"}));
+
+  // Negative controls: out against act with a pair's values swapped, or with each run of 16
+  // swapped with its neighbour, is out of the bound.
+  for (const char* name : {"n_k128", "p_k64"}) {
+    const std::vector<float> act = prog.read_f32(std::string(name) + ".act");
+    std::vector<float> pairs = act, runs = act;
+    for (size_t e = 0; e + 1 < act.size(); e += 2) std::swap(pairs[e], pairs[e + 1]);
+    for (size_t e = 0; e + 31 < act.size(); e += 32) {
+      for (size_t j = 0; j < 16; ++j) std::swap(runs[e + j], runs[e + 16 + j]);
+    }
+    const std::vector<float> y = prog.read_f32(std::string(name) + ".y");
+    const int64_t i = specs()[name == std::string("n_k128") ? 0 : 3].i;
+    EXPECT_FALSE(testing::within_bound(y, mlps.down_reference(name, pairs), i, false)) << name << " pairs";
+    EXPECT_FALSE(testing::within_bound(y, mlps.down_reference(name, runs), i, false)) << name << " runs";
+  }
+}
+
+TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
+  graph::GraphBuilder b;
+  Mlps mlps;
+  MlpSpec s = specs()[0];
+  s.route = "linear_swiglu+linear";
+  mlps.add(b, s);
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_q8", "off"}, {"profile", "1"}});
+  mlps.set(prog, s.name);
+  prog.execute();
+  mlps.verify(prog, s.name);
+  EXPECT_NE(testing::rejected(prog.routes().at(0)).find("quant_mlp_q8 is off"), std::string::npos);
+  for (const gpu::DispatchTiming& t : prog.last_timings()) {
+    EXPECT_EQ(t.kernel.find("q4_gemv.q8."), std::string::npos) << t.kernel;
+  }
+}
+
+TEST(QuantMlp, MalformedOptionIsABuildError) {
+  graph::GraphBuilder b;
+  Mlps mlps;
+  mlps.add(b, specs()[0]);
+  try {
+    Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_q8", "maybe"}});
+    ADD_FAILURE() << "built with quant_mlp_q8=maybe";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("quant_mlp_q8"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace wgx::runtime
