@@ -79,14 +79,28 @@ std::string profile_table(const StepProfile& p) {
     std::snprintf(line, sizeof line, "             behind queued steps: %.1f us of GPU time\n", p.queued_microseconds);
     out += line;
   }
-  std::snprintf(line, sizeof line, "  %-26s %-34s %-36s %-30s %10s %12s %7s\n", "op", "route", "kernel", "nodes",
-                "dispatches", "time (us)", "share");
-  out += line;
+  // Each text column as wide as its longest entry (at least the widths of a typical model's).
+  int op = 26, route = 34, kernel = 36, nodes = 30;
   for (const ProfileRow& r : p.rows) {
-    std::snprintf(line, sizeof line, "  %-26s %-34s %-36s %-30s %10zu %12.1f %6.1f%%\n", r.op.c_str(),
-                  r.route.c_str(), r.kernel.c_str(), r.nodes.c_str(), r.dispatches, r.microseconds,
+    op = std::max(op, static_cast<int>(r.op.size()));
+    route = std::max(route, static_cast<int>(r.route.size()));
+    kernel = std::max(kernel, static_cast<int>(r.kernel.size()));
+    nodes = std::max(nodes, static_cast<int>(r.nodes.size()));
+  }
+  auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
+                 const std::string& numbers) {
+    std::string l = "  ";
+    for (const auto& [text, width] : {std::pair{&a, op}, {&b, route}, {&c, kernel}, {&d, nodes}}) {
+      l += *text + std::string(static_cast<size_t>(width) - text->size() + 1, ' ');
+    }
+    return l + numbers + "\n";
+  };
+  std::snprintf(line, sizeof line, "%10s %12s %7s", "dispatches", "time (us)", "share");
+  out += row("op", "route", "kernel", "nodes", line);
+  for (const ProfileRow& r : p.rows) {
+    std::snprintf(line, sizeof line, "%10zu %12.1f %6.1f%%", r.dispatches, r.microseconds,
                   share(r.microseconds, p.total_microseconds));
-    out += line;
+    out += row(r.op, r.route, r.kernel, r.nodes, line);
   }
   return out;
 }
