@@ -161,14 +161,14 @@ uint64_t rows_now(const NodeContext& ctx) {
 
 // q4_gemv's reduction: "sg" (one subgroup per column group, subgroupAdd) needs subgroups of one
 // fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
-// memory) runs anywhere. The default is wg everywhere: timed whole, the H200's decode step is
-// ~1% faster with wg for the wide products too (PERFORMANCE.md, 2026-11-30; the per-dispatch
-// profile had favoured sg there), and a subgroup walking a long row is slower. "sgwg" keeps wg's
-// lanes and sums each subgroup's with subgroupAdd, then a column group's subgroups through
-// workgroup memory after one barrier (none where the group is one subgroup): wg's log2(lanes)
-// barriers become one or none. On the H200 it took Qwen3-0.6B's decode from 976 / 974 to 992 /
-// 991 tok/s (778 -> 795 at 3,900 rows) and Llama-3.2-1B's from 1,330 / 1,331 to 1,326 / 1,320
-// (PERFORMANCE.md, 2026-11-30 (late)): not yet the default. The quant_gemv_reduce option forces
+// memory) runs anywhere; sg loses on the H200 (a subgroup walking a long row is slower). "sgwg"
+// keeps wg's lanes and sums each subgroup's with subgroupAdd, then a column group's subgroups
+// through workgroup memory after one barrier (none where the group is one subgroup): wg's
+// log2(lanes) barriers become one or none. It is the default where subgroups have one fixed size
+// (a product whose column groups are narrower than a subgroup takes wg), else wg. On the H200,
+// with linear_swiglu_linear's int8 act: Llama-3.2-1B 1,439 / 1,444 -> 1,449 / 1,451 tok/s,
+// Qwen3-0.6B 986 / 989 -> 1,002 / 1,003 (PERFORMANCE.md, 2026-11-30 (night 2); before it, the
+// unstaged f32 down_proj at 256 lanes had lost with it). The quant_gemv_reduce option forces
 // one ("sg" or "sgwg" on a device without fixed-size subgroups is a build error that says so).
 bool subgroups_fixed(const NodeContext& ctx) {
   const gpu::AdapterDescription& a = ctx.gpu().adapter();
@@ -297,11 +297,12 @@ Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
   return check_limits(ctx, buffers, storage).empty() ? want : Stage::None;
 }
 
-// q4_gemv's reduction as the quant_gemv_reduce option asks for it: "wg" (the default), "sg" or
-// "sgwg" (a product whose column groups are narrower than a subgroup takes wg).
+// q4_gemv's reduction as the quant_gemv_reduce option asks for it, or by default sgwg where
+// subgroups have one fixed size, else wg ("sgwg": a product whose column groups are narrower
+// than a subgroup takes wg).
 std::string q4_gemv_reduce(const NodeContext& ctx) {
   const std::string r = option(ctx, "quant_gemv_reduce");
-  return r.empty() ? "wg" : r;
+  return !r.empty() ? r : subgroups_fixed(ctx) ? "sgwg" : "wg";
 }
 bool q4_gemv_sg(const NodeContext& ctx) { return q4_gemv_reduce(ctx) == "sg"; }
 
