@@ -4,7 +4,8 @@
 // 128 rows at head_dim 64 and 64 at 128, a threshold of 32, and none with at most 3 chunks, two
 // tiles each at 300 rows, the new row in the last one's second tile) and the prefill chunks
 // between them, for groups of 1, 2 and
-// 4 query heads, head_dim 64 and 128, with and without Qwen3's q/k norm, both rope layouts, f32
+// 4 query heads, head_dim 64 and 128 (and 6, an odd half), with and without Qwen3's q/k
+// norm, both rope layouts, f32
 // and f16 activations and caches, batch 1 and 2. After every step the output and both whole
 // caches are compared, and every cache row but the step's new ones must be what it was.
 // Tolerances:
@@ -78,6 +79,9 @@ const Case kCases[] = {
     {"G2_D64_Interleaved_F16Cache_Norm", 1, 4, 2, 64, DType::f32, DType::f16, true, kInterleaved, kSingleMax32},
     {"G4_D128_F16_Norm", 1, 4, 1, 128, DType::f16, DType::f16, true, kQwen, kDefault},
     {"G2_D128_Norm_Generic", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kThreeChunksGeneric},
+    // head_dim 6: three frequencies (an odd half, rope's smallest case).
+    {"G2_D6_Norm_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, true, kQwen, kThreeChunks},
+    {"G2_D6_Interleaved_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, false, kInterleaved, kSingleMax32},
 };
 
 bool f16_io(const Case& c) { return c.io == DType::f16; }
