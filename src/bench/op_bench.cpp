@@ -132,6 +132,29 @@ OpCase swiglu_q4_case(const Geometry& g, int64_t m, bool norm) {
   return fused_q4_case(g, "linear_swiglu", 2 * g.ffn, {}, g.ffn, m, norm, 3);
 }
 
+// "mlp": the MLP as a decoder layer runs it with q4 weights, add_rms_norm_linear_swiglu_linear (the
+// residual add and norm, gate/up with SwiGLU, then down_proj; at one row act goes from the first
+// product to the second in int8).
+OpCase mlp_q4_case(const Geometry& g, int64_t m) {
+  OpCase c;
+  c.family = "linear";
+  c.name = std::string("mlp.q4 ") + g.name + " M=" + std::to_string(m);
+  const int64_t k = g.hidden, f = g.ffn;
+  c.build = [k, f, m](GraphBuilder& b) {
+    const std::vector<graph::ValueId> outs = b.op(
+        "add_rms_norm_linear_swiglu_linear",
+        {b.input("x", DType::f32, {m, k}), b.input("r", DType::f32, {m, k}),
+         b.constant("norm_w", DType::f32, {k}, random_f32(static_cast<size_t>(k), 13)), q4_weight(b, "wgu", 2 * f, k, 3),
+         q4_weight(b, "wd", k, f, 4)},
+        {{"eps", 1e-5}});
+    for (size_t i = 0; i < outs.size(); ++i) b.output("y" + std::to_string(i), outs[i]);
+  };
+  const double mk = static_cast<double>(m) * k, mf = static_cast<double>(m) * f;
+  c.bytes = q4_bytes(2 * f, k) + q4_bytes(k, f) + 4.0 * (4 * mk + k + mf);
+  c.flops = 2.0 * static_cast<double>(m) * k * 3 * f;
+  return c;
+}
+
 OpCase add_case(const Geometry& g, int64_t m) {
   OpCase c;
   c.family = "elementwise";
@@ -326,6 +349,7 @@ std::vector<OpCase> model_cases() {
       cases.push_back(linear_q4_case(g, "gate_proj", g.hidden, g.ffn, m));
       for (bool norm : {false, true}) cases.push_back(swiglu_q4_case(g, m, norm));
       cases.push_back(linear_q4_case(g, "down_proj", g.ffn, g.hidden, m));
+      cases.push_back(mlp_q4_case(g, m));
       if (m == 1) cases.push_back(linear_q4_case(g, "lm_head", g.hidden, g.vocab, m));  // last token only
       for (const char* op : {"rope", "swiglu", "add_rms_norm"}) cases.push_back(rows_case(g, op, m));
       const bool qk_norm = std::string(g.name) == kQwen06B.name;
