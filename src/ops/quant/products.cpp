@@ -75,7 +75,7 @@ constexpr uint32_t kNormBuffers = 3;           // q4_gemv's prologue: Res, NormW
 constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32, kSwiglu = 64, kQ8Out = 128;
 // q4_gemv's yq (the Q8OUT epilogue's outputs of a tile, a pair per column group) and the lanes
 // per column group up to which a tile makes whole runs of 16 outputs.
-constexpr uint64_t kQ8OutStorage = 8 * 256;
+constexpr uint64_t kQ8OutStorage = 8 * kWorkgroup;
 constexpr uint32_t kQ8OutLanes = 32;
 
 enum class Op { Linear, Qkv, Swiglu };
@@ -630,7 +630,7 @@ std::unique_ptr<runtime::NodeExec> q8_gate_up(const NodeContext& ctx, gpu::Buffe
   Facts f = facts_of(ctx, Op::Swiglu);
   f.q8_out = true;
   auto exec = std::make_unique<Steps>();
-  q8 = Steps::scratch(ctx, 4 * 3 * f.n / 16);  // a row of act: (N / 2) bytes and 8 per 32 values
+  q8 = Steps::scratch(ctx, 4 * 3 * f.n / 16);  // a row of act: N / 2 bytes, and 16 per 32 values
   const gpu::BufferBinding w = ctx.input(f.ops.weight).binding();
   const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
   const Stage stage = one_row_stage(ctx, f);  // the guard saw Norm for an add_rms_norm_ view
