@@ -182,6 +182,19 @@ TEST(QuantMlp, EveryNodeMatchesItsReference) {
   }
 }
 
+// With one workgroup per row (quant_gemv_stage_wgs = 1) the staged gate/up kernel walks every
+// column tile, each tile's runs rounded before the next tile's pairs go into yq.
+TEST(QuantMlp, OneWorkgroupWalkingEveryTileMatches) {
+  graph::GraphBuilder b;
+  Mlps mlps;
+  const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
+  for (const MlpSpec& s : one_row) mlps.add(b, s);
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_stage_wgs", "1"}});
+  for (const MlpSpec& s : one_row) mlps.set(prog, s.name);
+  prog.execute();
+  for (const MlpSpec& s : one_row) mlps.verify(prog, s.name);
+}
+
 TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
   graph::GraphBuilder b;
   Mlps mlps;
