@@ -16,10 +16,12 @@
 // The route is chosen from M's maximum, but a tiled route also builds the matching gemv kernel
 // and dispatches it whenever the current M is at most 4: a program whose M is symbolic then
 // decodes with gemv and prefills with the tiled kernel (the attested route is the tiled one).
+// linear_swiglu_linear's one-row pair (mlp.cpp) is two q4_gemv dispatches built here (q8_gate_up,
+// q8_down: act handed over in int8).
 // add_rms_norm_linear_qkv and add_rms_norm_linear_swiglu take the same routes: at one row of f32
 // x, q4_gemv normalizes x + residual in its prologue (x staged in workgroup memory: one
 // dispatch); otherwise add_rms_norm's kernel normalizes into scratch first (two). A staged
-// kernel has 256 invocations (they share the staging), the workgroup reduction unless
+// kernel has 256 invocations (they share the staging), wg's or sgwg's lane groups unless
 // quant_gemv_reduce = sg, and launches at most kStageWorkgroups per row of x, each taking every
 // G-th column tile, so that a wide product does not stage x thousands of times (in every
 // workgroup of 64, gate/up was slower fused than unfused on the H200). Options (tuning and
