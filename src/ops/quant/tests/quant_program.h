@@ -410,4 +410,17 @@ inline Shared& shared() {
   return s;
 }
 
+// Whether building `b`'s graph with `options` fails with an error that holds `what` (a
+// malformed option is a build error that names it).
+inline ::testing::AssertionResult build_fails(graph::GraphBuilder& b, const RuntimeOptions& options,
+                                              const std::string& what) {
+  try {
+    Program prog(shared_context(), b.build(), b.weights(), options);
+  } catch (const std::exception& e) {
+    if (std::string(e.what()).find(what) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the error does not say \"" << what << "\": " << e.what();
+  }
+  return ::testing::AssertionFailure() << "it built";
+}
+
 }  // namespace wgx::runtime::testing
