@@ -176,4 +176,14 @@ std::unique_ptr<runtime::NodeExec> build_viewed(const decltype(runtime::Route::b
   return std::make_unique<ViewedExec>(std::move(map), std::move(exec));
 }
 
+std::optional<runtime::Route> first_route(const runtime::NodeContext& view, const std::vector<runtime::Route>& routes,
+                                          std::string& why) {
+  for (const runtime::Route& r : routes) {
+    const std::string no = r.guard(view);
+    if (no.empty()) return r;
+    why += (why.empty() ? "" : "; ") + r.name + ": " + no;
+  }
+  return std::nullopt;
+}
+
 }  // namespace wgx::ops

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -157,5 +158,10 @@ class ViewedExec : public runtime::NodeExec {
 // `build` (a route's) run for `ctx`'s node seen through `operands`.
 std::unique_ptr<runtime::NodeExec> build_viewed(const decltype(runtime::Route::build)& build,
                                                 const runtime::NodeContext& ctx, runtime::OperandMap operands);
+
+// The first of `routes` whose guard takes `view` (a fused node seen as an op it fuses), or
+// nullopt with each route's reason added to `why`.
+std::optional<runtime::Route> first_route(const runtime::NodeContext& view, const std::vector<runtime::Route>& routes,
+                                          std::string& why);
 
 }  // namespace wgx::ops

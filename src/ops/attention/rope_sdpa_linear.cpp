@@ -65,13 +65,7 @@ OperandMap linear_operands() {
 std::optional<runtime::Route> projection_route(const NodeContext& ctx, const std::vector<runtime::Route>& linear,
                                                std::string& why) {
   const OperandMap view = linear_operands();
-  const NodeContext projection(ctx, view);
-  for (const runtime::Route& r : linear) {
-    const std::string no = r.guard(projection);
-    if (no.empty()) return r;
-    why += (why.empty() ? "" : "; ") + r.name + ": " + no;
-  }
-  return std::nullopt;
+  return first_route(NodeContext(ctx, view), linear, why);
 }
 
 std::string composite_guard(const NodeContext& ctx, const runtime::Route& attention,

@@ -43,17 +43,6 @@ OperandMap down_operands(const NodeContext& ctx) {
   return m;
 }
 
-// The first of `routes` that takes `view`, or nullopt with every reason in `why`.
-std::optional<runtime::Route> first_taker(const NodeContext& view, const std::vector<runtime::Route>& routes,
-                                          std::string& why) {
-  for (const runtime::Route& r : routes) {
-    const std::string no = r.guard(view);
-    if (no.empty()) return r;
-    why += (why.empty() ? "" : "; ") + r.name + ": " + no;
-  }
-  return std::nullopt;
-}
-
 std::string pair_guard(const NodeContext& ctx) {
   const OperandMap gate_up = gate_up_operands(ctx), down = down_operands(ctx);
   return q8_pair_guard(NodeContext(ctx, gate_up), NodeContext(ctx, down));
@@ -72,8 +61,8 @@ std::string composite_guard(const NodeContext& ctx, const std::vector<runtime::R
   if (auto why = on_off_options(ctx, {"quant_mlp_q8"}); !why.empty()) return why;  // a build error
   const OperandMap g = gate_up_operands(ctx), d = down_operands(ctx);
   std::string why;
-  if (!first_taker(NodeContext(ctx, g), gate_up, why)) return "no " + g.op + " route takes gate/up (" + why + ")";
-  if (!first_taker(NodeContext(ctx, d), linear, why)) return "no linear route takes down (" + why + ")";
+  if (!first_route(NodeContext(ctx, g), gate_up, why)) return "no " + g.op + " route takes gate/up (" + why + ")";
+  if (!first_route(NodeContext(ctx, d), linear, why)) return "no linear route takes down (" + why + ")";
   return "";
 }
 
@@ -82,8 +71,8 @@ std::unique_ptr<runtime::NodeExec> composite_build(const NodeContext& ctx, const
   const OperandMap g = gate_up_operands(ctx), d = down_operands(ctx);
   std::string why;
   // The guard found both.
-  const runtime::Route first = first_taker(NodeContext(ctx, g), gate_up, why).value();
-  const runtime::Route second = first_taker(NodeContext(ctx, d), linear, why).value();
+  const runtime::Route first = first_route(NodeContext(ctx, g), gate_up, why).value();
+  const runtime::Route second = first_route(NodeContext(ctx, d), linear, why).value();
   auto steps = std::make_unique<Steps>();
   steps->add(build_viewed(first.build, ctx, g));
   steps->add(build_viewed(second.build, ctx, d));
