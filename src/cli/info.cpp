@@ -84,6 +84,29 @@ int run_info(const GlobalOptions& global, const std::vector<std::string>& args) 
                 d.device_us_per_dispatch, d.gpu_timed ? "GPU timestamps" : "host clock", d.dispatches, workgroups,
                 workgroups == 1 ? "" : "s");
   }
+  // The same dependency handed over inside one dispatch (phases whose workgroups poll a count
+  // of the previous phase's finished ones): what a dispatch boundary costs beyond the handoff.
+  // A CPU adapter need not run a dispatch's workgroups together (SwiftShader does not), so its
+  // phases would wait out their poll limits.
+  if (a.is_cpu) {
+    std::printf("handoffs     skipped: a CPU adapter does not run a dispatch's workgroups together\n");
+    return 0;
+  }
+  for (const uint32_t workgroups : {128u, 512u}) {
+    for (const int mode : {0, 1, 2}) {
+      const char* places = mode == 0 ? "ticket" : mode == 1 ? "index" : "persistent workgroups";
+      const int dispatches = 100, phases = 20;
+      const gpu::HandoffCostResult h = gpu::run_handoff_cost(ctx, dispatches, phases, workgroups, mode);
+      if (!h.correct) {
+        std::printf("handoffs     FAILED: %d phases of %u workgroups, places by %s%s\n", phases, workgroups, places,
+                    h.gave_up ? ": a phase waited past its poll limit" : ": wrong values");
+        return 1;
+      }
+      std::printf("handoffs     device %.2f us each (%s): %d dispatches of %d phases of %u workgroups, places by %s\n",
+                  h.device_us_per_phase, h.gpu_timed ? "GPU timestamps" : "host clock", dispatches, phases, workgroups,
+                  places);
+    }
+  }
   return 0;
 }
 

@@ -44,6 +44,69 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 )";
 
+// Phases handed over inside one dispatch: PHASES * W workgroups, phase p's W waiting until all W
+// of phase p - 1 have finished (a finished-workgroup count per phase), each value of phase p one
+// more than a value phase p - 1 wrote in another workgroup (two halves of Y, alternating). With
+// TICKETS a workgroup takes its place from a counter, so that one waits only on places already
+// taken by running workgroups (no assumption about the order workgroups start in); without, its
+// place is its index. A wait gives up after SPIN_LIMIT polls and marks Sync[PHASES + 2] (the
+// host reports it), so a device that does not run the phases together cannot hang. The last
+// workgroup leaves the counters at zero for the next dispatch.
+const char* kHandoffWgsl = R"(
+override W: u32 = 1u;
+override PHASES: u32 = 2u;
+override MODE: u32 = 0u;  // 0: places by ticket, 1: by index, 2: W workgroups each running every phase
+const SPIN_LIMIT = 1u << 22u;
+@group(0) @binding(0) var<storage, read_write> y: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read_write> sync: array<atomic<u32>>;
+var<workgroup> place: u32;
+
+fn wait_for(p: u32) {
+  var spins = 0u;
+  loop {
+    if (atomicLoad(&sync[p]) >= W) { break; }
+    spins++;
+    if (spins >= SPIN_LIMIT) { atomicStore(&sync[PHASES + 2u], 1u); break; }
+  }
+}
+
+fn phase(p: u32, w: u32, lid: u32) {
+  let half = W * 256u;
+  var v = 1u;
+  if (p > 0u) { v += atomicLoad(&y[((p + 1u) % 2u) * half + ((w + 1u) % W) * 256u + lid]); }
+  atomicStore(&y[(p % 2u) * half + w * 256u + lid], v);
+  workgroupBarrier();
+  if (lid == 0u) {
+    let done = atomicAdd(&sync[1u + p], 1u) + 1u;
+    if (p == PHASES - 1u && done == W) {
+      for (var i = 0u; i <= PHASES; i++) { atomicStore(&sync[i], 0u); }
+    }
+  }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  if (MODE == 2u) {
+    let w = wgx_workgroup_index(wid, nwg);
+    for (var p = 0u; p < PHASES; p++) {
+      if (p > 0u && lid == 0u) { wait_for(p); }
+      workgroupBarrier();
+      phase(p, w, lid);
+    }
+    return;
+  }
+  if (lid == 0u) {
+    var t = wgx_workgroup_index(wid, nwg);
+    if (MODE == 0u) { t = atomicAdd(&sync[0], 1u); }
+    if (t >= W) { wait_for(t / W); }
+    place = t;
+  }
+  let t = workgroupUniformLoad(&place);
+  phase(t / W, t % W, lid);
+}
+)";
+
 // Deterministic inputs that are neither zero nor round: every element exercises the arithmetic.
 float input_value(uint64_t i) {
   uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
@@ -168,6 +231,59 @@ DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t work
   r.device_us_per_dispatch = device_us / dispatches;
   const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, counters);
   r.correct = std::all_of(out.begin(), out.end(), [dispatches](uint32_t v) { return v == static_cast<uint32_t>(dispatches); });
+  return r;
+}
+
+HandoffCostResult run_handoff_cost(Context& ctx, int dispatches, int phases, uint32_t workgroups, int mode) {
+  if (dispatches < 1 || phases < 2 || workgroups < 1) {
+    throw GpuError(ErrorKind::Validation, "selftest", "the handoff chain needs a dispatch, 2 phases and a workgroup");
+  }
+  const uint64_t total = mode == 2 ? workgroups : static_cast<uint64_t>(phases) * workgroups;
+  if (total > ctx.workgroups_per_dimension()) {
+    throw GpuError(ErrorKind::Validation, "selftest", "the handoff chain's phases x workgroups must be at most " +
+                                                          std::to_string(ctx.workgroups_per_dimension()));
+  }
+  const uint64_t values = 2ull * workgroups * kWorkgroupSize;
+  Buffer y(ctx, values * sizeof(uint32_t), BufferKind::Storage, "selftest handoff values");
+  Buffer sync(ctx, (phases + 3) * sizeof(uint32_t), BufferKind::Storage, "selftest handoff counters");
+  const std::vector<uint32_t> zeros(std::max<uint64_t>(values, phases + 3), 0);
+  upload(ctx, sync, 0, zeros.data(), (phases + 3) * sizeof(uint32_t));
+  const KernelSource src{std::string(kLinearWorkgroupWgsl) + kHandoffWgsl, {Binding::Storage, Binding::Storage}};
+  Kernel k(ctx,
+           {"selftest.handoff", std::to_string(mode),
+            {{"W", static_cast<double>(workgroups)}, {"PHASES", static_cast<double>(phases)}, {"MODE", static_cast<double>(mode)}}},
+           src);
+  BindGroup g(ctx, k, {{&y}, {&sync}}, "selftest handoff");
+  {
+    Recorder warm(ctx, "selftest handoff warm-up");
+    warm.dispatch(k, g, total, "handoff");
+    warm.submit();
+    ctx.wait_idle();
+  }
+  HandoffCostResult r;
+  r.dispatches = dispatches;
+  r.phases = phases;
+  r.workgroups = workgroups;
+  using Clock = std::chrono::steady_clock;
+  Recorder rec(ctx, "selftest handoff", Timing::Passes);
+  for (int i = 0; i < dispatches; ++i) rec.dispatch(k, g, total, "handoff");
+  const auto t1 = Clock::now();
+  rec.submit();
+  ctx.wait_idle();
+  const auto t2 = Clock::now();
+  double device_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
+  if (const std::vector<DispatchTiming> t = rec.timings(); t.size() == 1) {
+    device_us = t[0].microseconds();
+    r.gpu_timed = true;
+  }
+  r.device_us_per_phase = device_us / (static_cast<double>(dispatches) * phases);
+  const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, values);
+  const std::vector<uint32_t> counters = download_as<uint32_t>(ctx, sync, phases + 3);
+  const uint64_t last = static_cast<uint64_t>((phases - 1) % 2) * workgroups * kWorkgroupSize;
+  r.correct = std::all_of(out.begin() + last, out.begin() + last + workgroups * kWorkgroupSize,
+                          [phases](uint32_t v) { return v == static_cast<uint32_t>(phases); });
+  r.gave_up = counters[phases + 2] != 0;
+  r.correct = r.correct && !r.gave_up && std::all_of(counters.begin(), counters.begin() + phases + 1, [](uint32_t v) { return v == 0; });
   return r;
 }
 

@@ -38,4 +38,20 @@ struct DispatchCostResult {
 };
 DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t workgroups = 1);
 
+// `dispatches` dispatches of `phases` dependent phases of `workgroups` workgroups each, the
+// phases handed over inside the dispatch (a count of finished workgroups per phase that the next
+// phase's workgroups poll), with or without tickets (a workgroup's place in the phases taken from
+// a counter, or its index): what a dependency costs without a dispatch boundary.
+struct HandoffCostResult {
+  int dispatches = 0;
+  int phases = 0;
+  uint32_t workgroups = 0;
+  bool correct = false;   // every value ended at `phases`, the counters at zero
+  bool gave_up = false;   // a wait reached its poll limit (the phases did not run together)
+  double device_us_per_phase = 0;
+  bool gpu_timed = false;
+};
+// mode: 0 places by ticket, 1 by index, 2 `workgroups` workgroups each running every phase.
+HandoffCostResult run_handoff_cost(Context& ctx, int dispatches, int phases, uint32_t workgroups, int mode);
+
 }  // namespace wgx::gpu

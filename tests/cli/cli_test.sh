@@ -24,6 +24,7 @@ case "$case_name" in
     expect_out "bandwidth"
     expect_out "dependent dispatches of 1 workgroup adding"
     expect_out "dependent dispatches of 512 workgroups adding"
+    expect_out "handoffs     skipped: a CPU adapter"
     expect_out "maxStorageBufferBindingSize" ;;
   unknown_adapter)
     run 3 "$wgx" --adapter null info

@@ -129,5 +129,28 @@ TEST(DispatchCost, AChainOfFewerThanTwoOrOfNoWorkgroupsIsAValidationError) {
   }
 }
 
+// The in-dispatch handoff's bookkeeping (wgx info times it on GPUs): one workgroup that runs
+// every phase itself never waits on another, so it runs on any adapter. Every value ends at the
+// phase count only if each phase read the one before (a phase that read nothing would leave 1),
+// and the counters end at zero for the next dispatch (the second one would wait on stale counts
+// otherwise, and give up).
+TEST(HandoffCost, OnePersistentWorkgroupRunsEveryPhaseAndLeavesTheCountersAtZero) {
+  const HandoffCostResult r = run_handoff_cost(shared_context(), 3, 5, 1, 2);
+  EXPECT_TRUE(r.correct);
+  EXPECT_FALSE(r.gave_up);
+  EXPECT_EQ(r.phases, 5);
+  EXPECT_GT(r.device_us_per_phase, 0);
+}
+
+TEST(HandoffCost, TooFewPhasesIsAValidationError) {
+  try {
+    run_handoff_cost(shared_context(), 1, 1, 1, 2);
+    FAIL();
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Validation);
+    EXPECT_NE(e.message().find("2 phases"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace wgx::gpu
