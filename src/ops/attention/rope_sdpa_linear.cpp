@@ -6,13 +6,14 @@
 // attn and the weight in and out out.
 //   rope_flash_decoding+merged_q4_gemv   S == 1 at build time, a q4 projection of f32 x staged in
 //                          int8: flash decoding's pass 1, then, where it ran split over at most
-//                          kFoldChunks (20) chunks of the cache (the runtime option
+//                          kFoldChunks (4) chunks of the cache (the runtime option
 //                          sdpa_decode_fold_chunks; 0 declines the route), the projection merging
 //                          the chunks' partial results itself (quant/merged_gemv.h: its first
 //                          workgroup writes attn) instead of the combine pass and a projection of
 //                          attn: two dispatches, not three. Other steps write attn in pass 1 (a
-//                          single pass, here up to one tile of rows) or pass 2 (more chunks) and
-//                          run the projection's own route over it.
+//                          single pass, here up to one tile of rows, or more chunks merged by
+//                          the split pass itself) or pass 2 (where that merge is off or does
+//                          not fit) and run the projection's own route over it.
 //   <attention route>+linear   any S: each of rope_sdpa_with_kv_cache's routes, then the first
 //                          of linear's routes that takes the projection.
 #include <algorithm>
@@ -32,12 +33,13 @@ using runtime::OperandMap;
 constexpr size_t kWeight = 6;
 // The chunks up to which the projection merges them. Every workgroup of the projection merges
 // all of x (each chunk's stats into workgroup memory once, then four chunks' accumulators in
-// flight at a time), so the saving of the combine pass shrinks with the chunks. Decode step on
-// the H200, merged against pass 2 (PERFORMANCE.md, 2026-11-30): Llama-3.2-1B at 16 / 20 / 32
-// chunks (256, 320 and 512 visible rows) 899 / 913 / 984 us against 924 / 928 / 929, at 32
-// chunks of 128 rows 1,022 against 1,008; Qwen3-0.6B 1,174 / 1,175 / 1,255 against 1,214 /
-// 1,226 / 1,236, and 1,401 against 1,415.
-constexpr uint32_t kFoldChunks = 20;
+// flight at a time), so its cost grows with the chunks, while the split pass's own merge (one
+// workgroup per kv head, the last to finish) stays one dispatch whatever their number. Decode
+// tok/s on the H200 (PERFORMANCE.md, 2026-12-01), this bound at 20 / 4 / 0: Llama-3.2-1B at
+// 1,024 visible rows (16 chunks merged by the projection at 20) 1,353 / 1,381 / 1,374, at 256
+// and 512 rows within 0.5% of each other; Qwen3-0.6B at 1,024 929 / 956 / 955, elsewhere
+// within 0.5%; at 128 rows (3 chunks) the projection's merge was as fast as the split pass's.
+constexpr uint32_t kFoldChunks = 4;
 constexpr uint32_t kFoldChunksOption = 1024;
 std::optional<uint32_t> fold_chunks(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_fold_chunks", kFoldChunks, 0, kFoldChunksOption);

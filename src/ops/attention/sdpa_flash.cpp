@@ -11,6 +11,13 @@
 // visible row and writes the output acc / l itself, as pass 2 would for one chunk (the same WGSL,
 // write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
 // so resize decides it per step: record() then records one dispatch or two.
+// In-kernel merge (the default; the sdpa_decode_merge option off turns it down: comparisons):
+// where pass 2 would run, pass 1's workgroups count themselves per (batch, kv head) once their
+// partials are written (a storage barrier, then an atomic add), and the last to arrive merges
+// that kv head's chunks as pass 2 would (merge_chunks) and sets the count back to 0: no
+// workgroup waits for another, so this needs no guarantee that workgroups run together, and the
+// step is one dispatch fewer. Where the weights of a group's chunks do not fit the kernel's
+// workgroup memory (kMergeWeights), pass 2 runs.
 // Pass 1 writes its partials into one scratch buffer, the (m, l) of every slot and then, from an
 // offset a binding may start at, the accumulators; pass 2 binds the two parts.
 //
@@ -41,13 +48,15 @@ constexpr uint32_t kWorkgroupSize = 256;
 constexpr uint32_t kMaxGroup = 16;      // MAX_G
 constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
 constexpr uint32_t kRowsPerTile = 64;   // T
-// q_s, part_s and p_s, mx_s (8 per head), m_s and alpha_s.
-constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + 2 * kMaxGroup * kRowsPerTile + 10 * kMaxGroup);
+// q_s, part_s and p_s, mx_s (8 per head), m_s and alpha_s, last_s.
+constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + 2 * kMaxGroup * kRowsPerTile + 10 * kMaxGroup + 1);
 constexpr uint32_t kCombineWorkgroupSize = 256;  // sdpa_combine_rows.wgsl: WG, one per output row
 constexpr uint32_t kCombineMaxChunks = 1024;     // MAX_CHUNKS
-constexpr size_t kParamWords = 20;
+constexpr size_t kParamWords = 24;
 
 constexpr uint32_t kMinChunk = 16;
+// The in-kernel merge (merge_chunks) keeps a weight per (query head, chunk) of a group in p_s.
+constexpr uint32_t kMergeWeights = kMaxGroup * kRowsPerTile;
 constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
 constexpr uint32_t kMaxChunksOption = 1024;
 // Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
@@ -102,9 +111,9 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
 
 // Where the projection merges the chunks (rope_sdpa_linear's `fold`): chunks of at least this many
 // rows (the sdpa_decode_fold_rows option sets another: tuning) and at most the fold bound, while
-// that keeps each chunk within one tile (up to 20 x 64 = 1,280 visible rows by default). A chunk
+// that keeps each chunk within one tile (up to 4 x 64 = 256 visible rows by default). A chunk
 // of up to one tile costs its workgroup about the same whatever its rows, so fewer, fuller
-// chunks leave the projection fewer to merge, and the bound keeps the combine pass away. On the
+// chunks leave the projection fewer to merge. On the
 // H200 (decode tok/s over 256 tokens from input_pos 128 / 512, PERFORMANCE.md, 2026-11-30
 // evening), chunks of at least 64 rows against 32 and the earlier plan (16-row chunks, at most
 // 32 of them, the combine pass past 20): Llama-3.2-1B 1,139 / 1,120 against 1,132 / 1,092 and
@@ -172,9 +181,10 @@ std::string guard(const NodeContext& ctx) {
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
   }
   // on_off_option is nullopt only for a value that is neither on nor off.
-  if (!on_off_option(ctx, "sdpa_decode_specialize", true)) {
-    return std::string("sdpa_decode_specialize is \"") + ctx.options().find("sdpa_decode_specialize")->second +
-           "\", not on or off";
+  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge"}) {
+    if (!on_off_option(ctx, name, true)) {
+      return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
+    }
   }
   const uint32_t limit = *chunk_option(ctx);
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
@@ -231,6 +241,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   const uint32_t slots_per_head = max_chunks(max, limit);
   // The params after `single`: where the accumulators start (in pairs), then flash_rope's.
   std::vector<uint32_t> tail{static_cast<uint32_t>(layout.acc_offset / 8), 0, 0, 0, 0, 0, 0, 0};
+  const bool merge_on = on_off_option(ctx, "sdpa_decode_merge", true).value();
   std::shared_ptr<gpu::Buffer> table;  // bound by pass 1, whose update keeps it
   if (rope) {
     table = rope->table.buffer;
@@ -243,6 +254,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
             rope->table.norm_words,
             0};
   }
+  const size_t merge_word = 12 + tail.size();  // params.merge
+  tail.insert(tail.end(), {0, 0, 0, 0});
   std::shared_ptr<uint32_t> chunks_now;
   if (fold) {
     chunks_now = std::make_shared<uint32_t>(0);
@@ -251,6 +264,11 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   // Whether the consumer merges this step's chunks (so pass 2 does not run).
   auto merged = [folding = fold != nullptr, fold_max](const Plan& p) {
     return folding && !p.single && p.chunks.count <= fold_max;
+  };
+  // Whether the split pass merges them itself (its last workgroup per kv head: merge_chunks),
+  // so pass 2 does not run either.
+  auto in_kernel = [=, group = max.group](const Plan& p) {
+    return merge_on && !p.single && !merged(p) && uint64_t{group} * p.chunks.count <= kMergeWeights;
   };
   // Both passes resize from the same plan (input_pos changed, or the shape class did).
   auto update_split = [=, keep = table](const NodeContext& c) {
@@ -262,6 +280,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
                 p.chunks.count, slots_per_head, scale, p.single ? 1u : 0u};
     l.params.insert(l.params.end(), tail.begin(), tail.end());
+    l.params[merge_word] = in_kernel(p) ? 1u : 0u;
     l.workgroups = uint64_t{g.batch} * g.hkv * p.chunks.count * g.seq;  // no work when S is 0
     return l;
   };
@@ -272,14 +291,15 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;
     l.params = {rows, g.dim / 2, p.chunks.count, slots_per_head, lanes, 0, 0, 0};
-    // A single pass wrote the output already, or the consumer merges the chunks: no workgroups,
-    // so this step records nothing.
-    l.workgroups = p.single || merged(p) ? 0 : rows;
+    // A single pass wrote the output already, or the split pass or the consumer merges the
+    // chunks: no workgroups, so this step records nothing.
+    l.workgroups = p.single || merged(p) || in_kernel(p) ? 0 : rows;
     return l;
   };
   std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
                                                 ctx.input(2).binding(), part, ctx.output(0).binding()};
   if (rope) split_buffers.insert(split_buffers.end(), {rope->k, rope->v, {table.get(), 0, 0}});
+  split_buffers.push_back(steps->own(ctx, 4ull * max.batch * max.hkv, "chunk counts"));
   steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
   const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   steps->add(std::make_unique<DispatchExec>(

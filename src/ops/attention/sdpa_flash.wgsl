@@ -60,6 +60,10 @@ struct Params {
   norm_base: u32,   // the word of Table where q's norm weight starts; k's follows it
   norm_words: u32,  // words of one norm weight
   pad0: u32,
+  merge: u32,       // 1: the last workgroup of each (batch, kv head) merges its chunks (merge_chunks)
+  pad1: u32,
+  pad2: u32,
+  pad3: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -74,6 +78,9 @@ struct Params {
 @group(0) @binding(6) var<storage, read> KNew: array<u32>;
 @group(0) @binding(7) var<storage, read> VNew: array<u32>;
 @group(0) @binding(8) var<storage, read> Table: array<u32>;
+// The workgroups of each (batch, kv head) that have written their partials this step (merge);
+// the last one sets its count back to 0.
+@group(0) @binding({{count_binding}}) var<storage, read_write> Count: array<atomic<u32>>;
 
 const OUT_F16: bool = {{out_f16}};      // Out and q (and flash_rope's k and v rows): packed f16, else f32
 const CACHE_F16: bool = {{cache_f16}};  // the caches: packed f16, else f32
@@ -94,6 +101,7 @@ var<workgroup> p_s: array<vec4<f32>, MAX_G * T / 4u>;     // [head][row]: scores
 var<workgroup> mx_s: array<vec4<f32>, MAX_G * 2u>;        // [head][8]: max of 8 rows' scores
 var<workgroup> m_s: array<f32, MAX_G>;
 var<workgroup> alpha_s: array<f32, MAX_G>;                // rescale of the accumulators this tile
+var<workgroup> last_s: u32;                               // merge: this workgroup finished last
 
 // Diagnostics (the sdpa_decode_stop option): 1 ends each workgroup after its prologue, 2 runs
 // only phase A of each tile, 3 phases A, B1 and B2 (no p * v), so that a profile tells the
@@ -346,6 +354,69 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   workgroupBarrier();
 }
 
+// The output of the group's heads from their chunks' partials (slots from slot0, max_chunks
+// apart per head), as sdpa_combine_rows.wgsl makes it: out = sum_c w_c * acc_c / sum_c w_c * l_c,
+// w_c = exp(m_c - M), M the max of the head's m_c. The weights go to p_s (G * chunks of them, at
+// most MAX_G * T: the host's bound), each head's sum of w_c * l_c to m_s; then the G * D / 2
+// pairs are split over R = WG / pairs groups of chunks (four loads in flight per invocation),
+// whose sums meet in q_s.
+fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
+  let G = f_group();
+  let half = f_dim() / 2u;
+  let pairs = G * half;
+  let nch = params.chunks;
+  let stride = params.max_chunks;
+  for (var i = lid; i < G * nch; i += WG) {
+    let st = Part[slot0 + (i / nch) * stride + i % nch];
+    p_s[i >> 2u][i & 3u] = st.x;
+    part_s[i >> 2u][i & 3u] = st.y;
+  }
+  workgroupBarrier();
+  for (var g = lid; g < G; g += WG) {
+    var big = NEG;
+    for (var c = 0u; c < nch; c++) { big = max(big, p_s[(g * nch + c) >> 2u][(g * nch + c) & 3u]); }
+    var l = 0.0;
+    for (var c = 0u; c < nch; c++) {
+      let i = g * nch + c;
+      let w = exp(p_s[i >> 2u][i & 3u] - big);
+      p_s[i >> 2u][i & 3u] = w;
+      l += w * part_s[i >> 2u][i & 3u];
+    }
+    m_s[g] = l;
+  }
+  workgroupBarrier();
+  let R = max(1u, WG / pairs);
+  for (var i0 = 0u; i0 < pairs; i0 += WG) {
+    let i = i0 + lid % pairs;
+    let r = lid / pairs;
+    let live = i < pairs && r < R;
+    var a = vec2<f32>(0.0);
+    if (live) {
+      let g = i / half;
+      let w0 = g * nch;
+      let base = params.acc_base + (slot0 + g * stride) * half + i % half;
+      var c = r;
+      for (; c + 3u * R < nch; c += 4u * R) {
+        let v0 = Part[base + c * half];
+        let v1 = Part[base + (c + R) * half];
+        let v2 = Part[base + (c + 2u * R) * half];
+        let v3 = Part[base + (c + 3u * R) * half];
+        a += weight(w0 + c) * v0 + weight(w0 + c + R) * v1 + weight(w0 + c + 2u * R) * v2 + weight(w0 + c + 3u * R) * v3;
+      }
+      for (; c < nch; c += R) { a += weight(w0 + c) * Part[base + c * half]; }
+    }
+    workgroupBarrier();  // q_s's last reads (a previous round's) are done
+    if (live) { q_s[r * pairs + i % pairs] = a; }
+    workgroupBarrier();
+    if (live && r == 0u) {
+      var s = a;
+      for (var j = 1u; j < R; j++) { s += q_s[j * pairs + i]; }
+      write_out2(qb + 2u * i, s, m_s[i / half]);
+    }
+  }
+}
+fn weight(i: u32) -> f32 { return p_s[i >> 2u][i & 3u]; }
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -484,4 +555,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 1u; r < R; r++) { acc += q_s[r * pairs + i]; }
     Part[params.acc_base + (slot0 + (i / half) * params.max_chunks) * half + i % half] = acc;
   }
+  if (params.merge == 0u) { return; }
+  // The last of the (batch, kv head)'s workgroups to get here merges their chunks: its count
+  // is taken after every invocation's writes (the barrier), so when it reaches params.chunks,
+  // every chunk's partials are written.
+  storageBarrier();
+  if (lid == 0u) {
+    let done = atomicAdd(&Count[bkv], 1u) + 1u;
+    last_s = select(0u, 1u, done == params.chunks);
+    if (done == params.chunks) { atomicStore(&Count[bkv], 0u); }
+  }
+  if (workgroupUniformLoad(&last_s) == 0u) { return; }
+  merge_chunks(qb, slot0 - c, lid);
 }

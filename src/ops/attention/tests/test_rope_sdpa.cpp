@@ -245,12 +245,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, RopeSdpa, ::testing::ValuesIn(kCases),
 
 // The dispatches a step records: the graphs hold only the attention node(s). One-token steps take
 // rope_flash_decoding: one dispatch while the visible rows are at most the threshold (8 here), two
-// after (the split pass and the combine), where the two ops record one more; a prefill step
+// after (the split pass and the combine: the split pass's own merge is off here, so that the
+// split steps are told apart), where the two ops record one more; a prefill step
 // records what the two ops do (rope_update_cache's dispatch, then k16's). A decode-only graph takes
 // rope_flash_decoding as its only route.
 TEST(RopeSdpaRoutes, OneTokenStepsRecordOneDispatchFewerThanTheTwoOps) {
   Case c = kCases[4];
-  c.options = {{"sdpa_decode_single_max", "8"}};
+  c.options = {{"sdpa_decode_single_max", "8"}, {"sdpa_decode_merge", "off"}};
   const AttnConfig a = config(c, 4);
   const std::vector<float> qn = norm_weight(c, 3), kn = norm_weight(c, 4);
   const std::unique_ptr<Program> fused = make_program(c, qn, kn, true, 4);

@@ -234,16 +234,20 @@ INSTANTIATE_TEST_SUITE_P(Cases, RopeSdpaLinear, ::testing::ValuesIn(kCases),
                          [](const auto& tp) { return std::string(tp.param.name); });
 
 // sdpa_decode_fold_chunks = 0 turns the merged projection down: the same node's split steps record
-// three dispatches (the combine pass, then the projection's own route), with the same results
-// within the tolerance; a value that is not a count is refused with the reason.
-TEST(RopeSdpaLinearRoutes, TheOptionOffRunsTheCombinePass) {
+// two dispatches (the split pass merging its own chunks, then the projection's own route), or
+// three with sdpa_decode_merge off too (the combine pass between), with the same results within
+// the tolerance; a value that is not a count is refused with the reason.
+TEST(RopeSdpaLinearRoutes, TheOptionOffLeavesTheMergeToTheSplitOrCombinePass) {
   const Case& c = kCases[2];
   const AttnConfig a = config(c);
   const Weight w = weight(c);
   RuntimeOptions off = c.options;
   off["sdpa_decode_fold_chunks"] = "0";
+  RuntimeOptions combine = off;
+  combine["sdpa_decode_merge"] = "off";
   const std::unique_ptr<Program> on = make_program(c, w, true, c.options);
   const std::unique_ptr<Program> folded_off = make_program(c, w, true, off);
+  const std::unique_ptr<Program> combined = make_program(c, w, true, combine);
   const RouteChoice& route = testing::route_of(*folded_off, "attn");
   EXPECT_EQ(route.small_route, "rope_flash_decoding+linear");
   EXPECT_NE(testing::rejected_text(route).find("sdpa_decode_fold_chunks is 0"), std::string::npos)
@@ -252,10 +256,13 @@ TEST(RopeSdpaLinearRoutes, TheOptionOffRunsTheCombinePass) {
     SCOPED_TRACE("input_pos " + std::to_string(st.pos) + ", S " + std::to_string(st.seq));
     testing::run_step(*on, a, st);
     testing::run_step(*folded_off, a, st);
+    testing::run_step(*combined, a, st);
     EXPECT_TRUE(testing::close(on->read_f32("attn"), folded_off->read_f32("attn")));
+    EXPECT_TRUE(testing::close(on->read_f32("attn"), combined->read_f32("attn")));
     if (st.seq > 1) continue;
     EXPECT_EQ(on->dispatches_per_execute(), 2u);
-    EXPECT_EQ(folded_off->dispatches_per_execute(), 3u);
+    EXPECT_EQ(folded_off->dispatches_per_execute(), 2u);
+    EXPECT_EQ(combined->dispatches_per_execute(), 3u);
   }
 
   RuntimeOptions bad = c.options;

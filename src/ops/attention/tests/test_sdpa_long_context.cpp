@@ -7,6 +7,7 @@
 // last tile (and a tile that is not a multiple of 4 rows), for groups of 1, 2, 4, 8 and 16 query
 // heads, head_dim 64 and 128 (and an odd group, and head_dim up to 1024), f32 and f16 caches,
 // under the default chunking, 3 chunks (tens of tiles per chunk) and a single pass.
+#include <algorithm>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -45,6 +46,8 @@ const RuntimeOptions kDefault{};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_chunks", "3"}};
 const RuntimeOptions kManyChunks{{"sdpa_decode_chunks", "1024"}};  // 16-row chunks: 256 at 4096 rows
 const RuntimeOptions kSinglePass{{"sdpa_decode_single_max", "1048576"}};
+const RuntimeOptions kCombinePass{{"sdpa_decode_merge", "off"}};
+const RuntimeOptions kManyChunksCombinePass{{"sdpa_decode_chunks", "1024"}, {"sdpa_decode_merge", "off"}};
 
 std::vector<LongCase> long_cases() {
   std::vector<LongCase> cases;
@@ -77,6 +80,11 @@ std::vector<LongCase> long_cases() {
   cases.push_back({"G4_D64_F16_SinglePass", 8, 2, 64, DType::f16, kSinglePass});
   cases.push_back({"G2_D128_F16_SinglePass", 4, 2, 128, DType::f16, kSinglePass});
   cases.push_back({"G1_D64_F32_SinglePass", 2, 2, 64, DType::f32, kSinglePass});
+  // Pass 2 instead of the split pass's own merge: the option off, and a group whose chunks'
+  // weights are more than the kernel holds (8 heads x 256 chunks at 4,096 rows).
+  cases.push_back({"G4_D64_F16_CombinePass", 8, 2, 64, DType::f16, kCombinePass});
+  cases.push_back({"G2_D128_F32_ManyChunks_CombinePass", 4, 2, 128, DType::f32, kManyChunksCombinePass});
+  cases.push_back({"G8_D64_F16_ManyChunks", 8, 1, 64, DType::f16, kManyChunks});
   return cases;
 }
 
@@ -96,6 +104,22 @@ AttnConfig long_config(const LongCase& lc) {
 void PrintTo(const LongCase& c, std::ostream* os) { *os << c.name; }
 
 class LongContext : public ::testing::TestWithParam<LongCase> {};
+
+// sdpa's dispatches for a query with `visible` rows: one for a single pass (by default up to
+// 128 rows at head_dim 64, 64 at wider heads) and for a split pass that merges its own chunks
+// (at most 1,024 weights: group x chunks), else two (pass 2 merges them). The chunks as
+// sdpa_flash.cpp plans them: at most sdpa_decode_chunks (32 by default) of a multiple of 16
+// rows.
+uint32_t expected_dispatches(const AttnConfig& c, bool single, int64_t visible) {
+  const int64_t single_max = c.dim <= 64 ? 128 : 64;
+  if (single || visible <= single_max) return 1;
+  const auto limit_it = c.options.find("sdpa_decode_chunks");
+  const int64_t limit = limit_it == c.options.end() ? 32 : std::stoll(limit_it->second);
+  const int64_t rows = std::max<int64_t>(16, ((visible + limit - 1) / limit + 15) / 16 * 16);
+  const int64_t chunks = (visible + rows - 1) / rows;
+  const bool merge_off = c.options.contains("sdpa_decode_merge");
+  return !merge_off && (c.hq / c.hkv) * chunks <= 1024 ? 1u : 2u;
+}
 
 TEST_P(LongContext, EveryQueryMatchesTheReference) {
   const AttnConfig c = long_config(GetParam());
@@ -120,9 +144,7 @@ TEST_P(LongContext, EveryQueryMatchesTheReference) {
     prog.execute();
     ref.append(fill);
     EXPECT_TRUE(testing::close(prog.read_f32("out"), ref.attend(query)));
-    // The default single pass: 128 rows at head_dim 64, 64 at wider heads.
-    const int64_t single_max = c.dim <= 64 ? 128 : 64;
-    EXPECT_EQ(prog.dispatches_per_execute() - 2, single || pos + 1 <= single_max ? 1u : 2u);
+    EXPECT_EQ(prog.dispatches_per_execute() - 2, expected_dispatches(c, single, pos + 1));
   };
   for (int64_t pos = 0; pos + kFill <= kMaxSeq; pos += kFill) {
     run(pos, kFill);

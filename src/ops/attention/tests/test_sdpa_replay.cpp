@@ -54,6 +54,7 @@ const RuntimeOptions kQ32{{"sdpa_query_tile", "32"}};
 // flash_decoding's split pass and combine at every step (the default single pass covers these
 // contexts).
 const RuntimeOptions kTwoPass{{"sdpa_decode_single_max", "0"}};
+const RuntimeOptions kCombinePass{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_merge", "off"}};
 
 const Case kCases[] = {
     {"K16Q16_D64_GQA", config(1, 8, 2, 64), kPrefill13, "k16_streaming_q16", "flash_decoding: S can be 16"},
@@ -73,6 +74,8 @@ const Case kCases[] = {
     {"Flash_D64_GQA_TwoPass", config(1, 8, 2, 64, 1, kTwoPass), kDecode40, "flash_decoding", ""},
     {"Flash_D128_MHA_Batch2_TwoPass", config(2, 2, 2, 128, 1, kTwoPass), kDecode40, "flash_decoding", ""},
     {"Flash_D80_GQA_TwoPass", config(1, 4, 1, 80, 1, kTwoPass), kDecode40, "flash_decoding", ""},
+    {"Flash_D64_GQA_CombinePass", config(1, 8, 2, 64, 1, kCombinePass), kDecode40, "flash_decoding", ""},
+    {"Flash_D128_MHA_Batch2_CombinePass", config(2, 2, 2, 128, 1, kCombinePass), kDecode40, "flash_decoding", ""},
     // sdpa_decode_chunks (tuning): fewer chunks than the default; a bad value declines the route.
     {"Flash_D64_GQA_3Chunks", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "3"}, {"sdpa_decode_single_max", "0"}}),
      kDecode40, "flash_decoding", ""},
@@ -132,8 +135,9 @@ TEST_P(Replay, EveryStepMatchesTheReferenceOverTheWholeHistory) {
     EXPECT_EQ(flash_decode, c.max_new > 1) << "small-class route: '" << sdpa.small_route << "'";
     EXPECT_EQ(most_dispatches, tc.split ? 4u : 3u);
   } else if (tc.route == "flash_decoding") {
-    // A single pass up to 40 rows by default; the cases that set sdpa_decode_single_max set 0.
-    EXPECT_EQ(most_dispatches, c.options.contains("sdpa_decode_single_max") ? 4u : 3u);
+    // A single pass up to 40 rows by default, and the split pass merges its own chunks: one
+    // dispatch with the two cache updates; pass 2 only where sdpa_decode_merge is off.
+    EXPECT_EQ(most_dispatches, c.options.contains("sdpa_decode_merge") ? 4u : 3u);
   }
   // The caches hold every token at its position and zeros beyond.
   EXPECT_EQ(prog.read_state_f32("k_cache"), ref.cache(false));

@@ -94,11 +94,15 @@ void PrintTo(const SingleCase& c, std::ostream* os) { *os << c.name; }
 
 class SinglePass : public ::testing::TestWithParam<SingleCase> {};
 
+// These tests tell a single pass from a split one by the split's second dispatch, pass 2: the
+// split pass's own merge (sdpa_decode_merge, one dispatch either way) is off in them.
+const char* const kMerge = "sdpa_decode_merge";
+
 // Threshold 40: positions 0 .. 39 (1 .. 40 visible rows) take one dispatch, 40 .. 100 two; every
 // step matches the reference over the whole history (40 and 41 visible rows: the last single pass
 // and the first split one; 101 rows: 3 chunks of 48 rows under the default chunking).
 TEST_P(SinglePass, OneDispatchUpToTheThresholdTwoAfterAndEveryStepMatches) {
-  const AttnConfig c = single_config(GetParam(), 104, {{"sdpa_decode_single_max", "40"}});
+  const AttnConfig c = single_config(GetParam(), 104, {{"sdpa_decode_single_max", "40"}, {kMerge, "off"}});
   const std::unique_ptr<Program> prog = build(c);
   AttnReference ref(c, rounded_history(c));
   for (const Step& st : testing::make_steps(c, std::vector<int64_t>(101, 1), 4000)) {
@@ -110,7 +114,7 @@ TEST_P(SinglePass, OneDispatchUpToTheThresholdTwoAfterAndEveryStepMatches) {
 
 // The control: at 0 every step runs both passes, so the count above does tell one pass from two.
 TEST_P(SinglePass, ZeroNeverTakesTheSinglePass) {
-  const AttnConfig c = single_config(GetParam(), 64, {{"sdpa_decode_single_max", "0"}});
+  const AttnConfig c = single_config(GetParam(), 64, {{"sdpa_decode_single_max", "0"}, {kMerge, "off"}});
   const std::unique_ptr<Program> prog = build(c);
   AttnReference ref(c, rounded_history(c));
   for (const Step& st : testing::make_steps(c, std::vector<int64_t>(20, 1), 5000)) {
@@ -122,18 +126,21 @@ TEST_P(SinglePass, ZeroNeverTakesTheSinglePass) {
 
 // While one chunk covers the rows either way (at most 16 visible rows: the smallest chunk), the
 // single pass writes what the combine makes of that chunk, bit for bit: its weight exp(m - m) is 1,
-// and both call the same write_out2.
+// and both call the same write_out2. So does the split pass's own merge of it.
 TEST_P(SinglePass, EqualsTheCombineOfOneChunkBitForBit) {
   const AttnConfig one = single_config(GetParam(), 64, {{"sdpa_decode_single_max", "16"}});
-  AttnConfig two = one;
-  two.options = {{"sdpa_decode_single_max", "0"}};
-  const std::unique_ptr<Program> single = build(one), split = build(two);
+  AttnConfig two = one, merging = one;
+  two.options = {{"sdpa_decode_single_max", "0"}, {kMerge, "off"}};
+  merging.options = {{"sdpa_decode_single_max", "0"}};
+  const std::unique_ptr<Program> single = build(one), split = build(two), merged = build(merging);
   for (const Step& st : testing::make_steps(one, std::vector<int64_t>(16, 1), 6000)) {
     SCOPED_TRACE("input_pos " + std::to_string(st.pos));
     const std::vector<float> got = testing::run_step(*single, one, st);
     EXPECT_EQ(single->dispatches_per_execute(), 3u);
     EXPECT_EQ(got, testing::run_step(*split, two, st));
     EXPECT_EQ(split->dispatches_per_execute(), 4u);
+    EXPECT_EQ(got, testing::run_step(*merged, merging, st));
+    EXPECT_EQ(merged->dispatches_per_execute(), 3u);
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -150,7 +157,7 @@ TEST(SinglePassDefault, TwoTilesAtHeadDim64OneAt128) {
     int64_t rows;
   };
   for (const Threshold& t : {Threshold{1, 128}, Threshold{3, 64}}) {
-    const AttnConfig c = single_config(kSingleCases[t.single_case], 320, {});
+    const AttnConfig c = single_config(kSingleCases[t.single_case], 320, {{kMerge, "off"}});
     SCOPED_TRACE("head_dim " + std::to_string(c.dim));
     const std::unique_ptr<Program> prog = build(c);
     AttnReference ref(c, rounded_history(c));
