@@ -1,6 +1,11 @@
 // linear_swiglu_linear(x, gate_up_weight, down_weight) -> (act, out) and its add_rms_norm_ form
 // (x, residual, norm_weight, gate_up_weight, down_weight) -> (act, out, x + residual): the gated
 // MLP as one node. Routes, in order:
+//   q4_gemv_persist       the add_rms_norm_ form where q4_gemv_q8 below runs, in one dispatch:
+//                         its gate/up kernel goes on to the down product after a handoff inside
+//                         the dispatch (q4_gemv.wgsl's PERSIST), over quant_mlp_persist_wgs
+//                         workgroups (kPersistWorkgroups) that must all run at once. The
+//                         quant_mlp_persist option: on, off; by default off.
 //   q4_gemv_q8            one row of f32 x, q4gsw weights, no biases: the gate/up q4_gemv
 //                         (with the norm prologue for the add_rms_norm_ form) writes act and
 //                         act rounded to int8 in runs of 16 (q4_gemv.wgsl's q8_run), which the
@@ -43,7 +48,15 @@ OperandMap down_operands(const NodeContext& ctx) {
   return m;
 }
 
+// A malformed MLP option: every route declines with it (a build error).
+std::string option_errors(const NodeContext& ctx) {
+  if (auto why = on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist"}); !why.empty()) return why;
+  uint64_t wgs = 0;
+  return count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);
+}
+
 std::string pair_guard(const NodeContext& ctx) {
+  if (auto why = option_errors(ctx); !why.empty()) return why;
   const OperandMap gate_up = gate_up_operands(ctx), down = down_operands(ctx);
   return q8_pair_guard(NodeContext(ctx, gate_up), NodeContext(ctx, down));
 }
@@ -56,9 +69,33 @@ std::unique_ptr<runtime::NodeExec> pair_build(const NodeContext& ctx) {
   return steps;
 }
 
+// Workgroups of the persist kernel by default: few enough to run at once on a large GPU (the
+// H200 has 132 multiprocessors, each holding several), each then taking one or two tiles of each
+// product; the quant_mlp_persist_wgs option sets another.
+constexpr uint64_t kPersistWorkgroups = 256;
+uint64_t persist_workgroups(const NodeContext& ctx) {
+  uint64_t wgs = 0;
+  count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);  // the guard checks it
+  return wgs ? wgs : kPersistWorkgroups;
+}
+
+std::string persist_guard(const NodeContext& ctx) {
+  if (auto why = option_errors(ctx); !why.empty()) return why;
+  if (option(ctx, "quant_mlp_persist") != "on") return "quant_mlp_persist is off";
+  return q8_persist_guard(NodeContext(ctx, gate_up_operands(ctx)), NodeContext(ctx, down_operands(ctx)),
+                          persist_workgroups(ctx));
+}
+
+std::unique_ptr<runtime::NodeExec> persist_build(const NodeContext& ctx) {
+  const OperandMap down = down_operands(ctx);
+  return build_viewed(
+      [&ctx, &down](const NodeContext& g) { return q8_persist(g, NodeContext(ctx, down), persist_workgroups(ctx)); },
+      ctx, gate_up_operands(ctx));
+}
+
 std::string composite_guard(const NodeContext& ctx, const std::vector<runtime::Route>& gate_up,
                             const std::vector<runtime::Route>& linear) {
-  if (auto why = on_off_options(ctx, {"quant_mlp_q8"}); !why.empty()) return why;  // a build error
+  if (auto why = option_errors(ctx); !why.empty()) return why;  // a build error
   const OperandMap g = gate_up_operands(ctx), d = down_operands(ctx);
   std::string why;
   if (!first_route(NodeContext(ctx, g), gate_up, why)) return "no " + g.op + " route takes gate/up (" + why + ")";
@@ -84,7 +121,8 @@ std::unique_ptr<runtime::NodeExec> composite_build(const NodeContext& ctx, const
 std::vector<runtime::Route> mlp_routes(const std::string& op, const std::vector<runtime::Route>& linear) {
   const std::vector<runtime::Route> gate_up =
       product_routes(op.starts_with("add_rms_norm_") ? "add_rms_norm_linear_swiglu" : "linear_swiglu");
-  return {{"q4_gemv_q8", pair_guard, pair_build},
+  return {{"q4_gemv_persist", persist_guard, persist_build},
+          {"q4_gemv_q8", pair_guard, pair_build},
           {"linear_swiglu+linear", [gate_up, linear](const NodeContext& c) { return composite_guard(c, gate_up, linear); },
            [gate_up, linear](const NodeContext& c) { return composite_build(c, gate_up, linear); }}};
 }

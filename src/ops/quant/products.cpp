@@ -94,6 +94,14 @@ constexpr uint64_t kCombHeads = 128;     // COMB_HEADS
 
 enum class Kernel { Q4Gemv, DenseGemv, Bk64, Bk32 };
 
+// q4_gemv's persist variant (q8_persist): the down product it makes after the handoff, over
+// `workgroups` workgroups; its counts lie in Out1 from word `sync`.
+struct Persist {
+  uint32_t n = 0, k = 0, tpc = 0, tiles = 0, sync = 0;
+  uint64_t workgroups = 0;
+  bool sgwg = false;  // its lanes are whole subgroups (sgwg's reduction serves it)
+};
+
 struct KernelInfo {
   const char* variant_prefix;  // the activation dtype is appended for q4_gemv
   uint32_t buffers;            // storage buffers bound
@@ -316,7 +324,8 @@ const FixedParams kQ4GemvFixed{
 // `reduce`: q4_gemv's reduction variant (wg, sg or sgwg); `touch`: its TOUCH constant
 // (touch_first before the staging); `fixed`: kQ4GemvFixed's values for this product.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
-                             const std::string& reduce, bool touch, const std::vector<uint32_t>& fixed) {
+                             const std::string& reduce, bool touch, const std::vector<uint32_t>& fixed,
+                             const Persist* persist = nullptr, const Q4Params* down = nullptr) {
   std::string name = info(k).variant_prefix;
   std::vector<std::pair<std::string, double>> constants;
   if (k == Kernel::Q4Gemv) {
@@ -339,6 +348,22 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
       }
       if (touch) constants.emplace_back("TOUCH", 1.0);
     }
+    if (persist) {
+      name += ".persist";
+      for (const auto& [c, v] : std::initializer_list<std::pair<const char*, uint32_t>>{
+               {"PERSIST", 1},
+               {"D_N", persist->n},
+               {"D_K", persist->k},
+               {"D_TPC", persist->tpc},
+               {"D_TILES", persist->tiles},
+               {"D_GROUP_SHIFT", down->group_shift},
+               {"D_GROUPS", down->groups},
+               {"D_SCALE_BASE", down->scale_base},
+               {"D_SCALE_F16", down->scale_f16 ? 1u : 0u},
+               {"D_SYNC", persist->sync}}) {
+        constants.emplace_back(c, static_cast<double>(v));
+      }
+    }
     // Diagnostics: the kernel ends after one of its phases (q4_gemv.wgsl's STOP, stop_code); the
     // product's output is not written.
     if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty()) {
@@ -353,7 +378,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     b.insert(b.end(), {gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   }
   if (k != Kernel::Q4Gemv) return product_kernel(ctx, name, b, "params.n", std::move(constants));
-  return product_kernel(ctx, name, b, "p_n()", std::move(constants), &kQ4GemvFixed);
+  return product_kernel(ctx, name, b, "p_n()", std::move(constants), &kQ4GemvFixed, persist != nullptr);
 }
 
 // The executable part: the main kernel or the gemv kernel a tiled route falls back to at small
@@ -388,17 +413,19 @@ class Exec : public Steps {
 };
 
 // `rows`: rows of x per workgroup (q4_gemv: 1 or 4; dense_gemv: 4; tiled: 64); `comb`: the
-// partial results Stage::Comb merges.
+// partial results Stage::Comb merges; `persist`: the down product the kernel makes after its own
+// (`down`: that product's weight), over persist->workgroups workgroups.
 std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Facts& f,
                                       const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
-                                      Stage stage = Stage::None, const SplitPartials* comb = nullptr) {
+                                      Stage stage = Stage::None, const SplitPartials* comb = nullptr,
+                                      const Persist* persist = nullptr, const Q4Params* down = nullptr) {
   const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx);
   uint32_t tpc = lanes(ctx, f, sg);
   // Invocations per workgroup: q4_gemv's plain sg variant has fewer (more workgroups).
   const uint64_t wg_size = sg && stage == Stage::None ? kSubgroupWorkgroup : kWorkgroup;
   // Workgroups per row of x: one per column tile, or at most stage_workgroups where x is staged
   // (each stages x once and takes every G-th tile).
-  const uint64_t stage_wgs = stage == Stage::None ? 0 : stage_workgroups(ctx, f);
+  const uint64_t stage_wgs = stage == Stage::None ? 0 : persist ? persist->workgroups : stage_workgroups(ctx, f);
   // q4_gemv's column tiles per row of x at `lanes` lanes per column group (C columns a group).
   const auto q4_tiles = [&f, wg_size](uint32_t lanes) { return ceil_div(f.n, kQ4GemvColumns * wg_size / lanes); };
   // A staged q4_gemv with more column tiles than workgroups halves its lanes per column group
@@ -435,7 +462,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // several), else wg.
   const uint32_t sg_size = ctx.gpu().adapter().subgroup_min_size;
   const bool sgwg = k == Kernel::Q4Gemv && q4_gemv_reduce(ctx) == "sgwg" && sg_size > 0 && tpc >= sg_size &&
-                    tpc % sg_size == 0;
+                    tpc % sg_size == 0 && (!persist || persist->sgwg);
   const std::string reduce = sg ? "sg" : sgwg ? "sgwg" : "wg";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
@@ -444,7 +471,9 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
                         : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
                                                  : kTile;
   const uint64_t tiles_n = ceil_div(f.n, cols);
-  const uint64_t per_row = stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
+  // The persist variant launches all its workgroups: the down product's tiles may outnumber the
+  // gate/up product's.
+  const uint64_t per_row = persist ? persist->workgroups : stage_wgs ? std::min(tiles_n, stage_wgs) : tiles_n;
   const std::vector<uint32_t> fixed{static_cast<uint32_t>(f.n), static_cast<uint32_t>(f.k), flags, tpc,
                                     static_cast<uint32_t>(tiles_n), f.q4p.group_shift, f.q4p.groups,
                                     static_cast<uint32_t>(per_row), head_dim, slots};
@@ -461,8 +490,8 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
     l.workgroups = ceil_div(m, rows) * per_row;
     return l;
   };
-  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, reduce, touch, fixed), buffers,
-                                        k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
+  return std::make_unique<DispatchExec>(ctx, kernel_of(ctx, k, f, rows, stage, reduce, touch, fixed, persist, down),
+                                        buffers, k == Kernel::Q4Gemv ? kQ4GemvParamWords : kParamWords, update);
 }
 
 std::unique_ptr<DispatchExec> split_pass(const NodeContext& ctx, const Facts& f, gpu::BufferBinding scratch,
@@ -655,6 +684,49 @@ std::unique_ptr<runtime::NodeExec> q8_down(const NodeContext& ctx, gpu::BufferBi
                     {q8, nibbles, w, exec->own(ctx, 4, "no bias"), ctx.output(0).binding(),
                      exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")},
                     1));
+  return exec;
+}
+
+std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down, uint64_t workgroups) {
+  if (auto why = q8_pair_guard(gate_up, down); !why.empty()) return why;
+  Facts f = facts_of(gate_up, Op::Swiglu);
+  f.q8_out = true;
+  if (!f.ops.norm) return "the gate/up product has no norm prologue (the persist variant is add_rms_norm_'s)";
+  if (!x8(gate_up, f)) return "x is not staged in int8";
+  if (workgroups == 0 || workgroups > gate_up.gpu().workgroups_per_dimension()) {
+    return std::to_string(workgroups) + " workgroups is not 1 to " + std::to_string(gate_up.gpu().workgroups_per_dimension());
+  }
+  return "";
+}
+
+std::unique_ptr<runtime::NodeExec> q8_persist(const NodeContext& gate_up, const NodeContext& down, uint64_t workgroups) {
+  Facts f = facts_of(gate_up, Op::Swiglu);
+  f.q8_out = true;
+  const Facts d = facts_of(down, Op::Linear);
+  auto exec = std::make_unique<Steps>();
+  // act in int8 as q8_run writes it (a row: N / 2 bytes, and 16 per 32 values), then the
+  // handoff's counts (zero at rest: this buffer is the node's own).
+  const uint64_t act_words = 3 * f.n / 16;
+  const gpu::BufferBinding q8 = exec->own(gate_up, 4 * (act_words + 4), "act in int8 and the handoff's counts");
+  const uint32_t sg_size = gate_up.gpu().adapter().subgroup_min_size;
+  Persist p;
+  p.n = static_cast<uint32_t>(d.n);
+  p.k = static_cast<uint32_t>(d.k);
+  p.tpc = lanes(down, d, false);
+  p.tiles = static_cast<uint32_t>(ceil_div(d.n, kQ4GemvColumns * kWorkgroup / p.tpc));
+  p.sync = static_cast<uint32_t>(act_words);
+  p.workgroups = workgroups;
+  p.sgwg = sg_size > 0 && p.tpc >= sg_size && p.tpc % sg_size == 0;
+  const gpu::BufferBinding w = gate_up.input(f.ops.weight).binding();
+  const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
+  // The down weight (nibbles, then scales) as X, x where the bias would be; the down output as
+  // Out2.
+  const std::vector<gpu::BufferBinding> buffers{down.input(d.ops.weight).binding(), nibbles,
+                                                w,                                  gate_up.input(0).binding(),
+                                                gate_up.output(0).binding(), q8,
+                                                down.output(0).binding(),    gate_up.input(1).binding(),
+                                                gate_up.input(2).binding(),  gate_up.output(1).binding()};
+  exec->add(product(gate_up, Kernel::Q4Gemv, f, buffers, 1, Stage::Norm, nullptr, &p, &d.q4p));
   return exec;
 }
 

@@ -37,7 +37,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> S: array<u32>;        // the same tensor, for its scales
 @group(0) @binding(4) var<storage, read> Bias: array<u32>;
 @group(0) @binding(5) var<storage, read_write> Out0: array<u32>;
-@group(0) @binding(6) var<storage, read_write> Out1: array<u32>;
+@group(0) @binding(6) var<storage, read_write> Out1: {{out1_type}};
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 {{stage_bindings}}
 
@@ -164,10 +164,10 @@ fn q8_run(row: u32, j0: u32, g0: u32) {
   }
   let run = j0 >> 4u;
   let base = row * (3u * p_n() / 16u);  // a row's words: (N / 2) / 4 of runs, (N / 2) / 8 of steps
-  for (var i = 0u; i < 4u; i++) { Out1[base + 4u * run + i] = words[i]; }
+  for (var i = 0u; i < 4u; i++) { set_q8(base + 4u * run + i, words[i]); }
   let steps = base + (p_n() >> 3u);
-  Out1[steps + 2u * run] = bitcast<u32>(big / 127.0);
-  Out1[steps + 2u * run + 1u] = bitcast<u32>(8.0 * f32(sum));
+  set_q8(steps + 2u * run, bitcast<u32>(big / 127.0));
+  set_q8(steps + 2u * run + 1u, bitcast<u32>(8.0 * f32(sum)));
 }
 
 // Elements 32c + 8h .. 32c + 8h + 7 of row `row` of x (rows are K long, a multiple of 32).
@@ -293,7 +293,12 @@ fn chunk_sums_q8(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
   let base = row * (3u * p_k() / 32u);  // a row's vec4s: K / 16 of runs, K / 32 of steps
   let a = X[base + 2u * c];
   let b = X[base + 2u * c + 1u];
-  let xw = array<u32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+  return q8_dots(array<u32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w), bitcast<vec4<f32>>(X[base + (p_k() >> 4u) + c]), q);
+}
+
+// A chunk's two runs of int8 x (its eight words xw, their steps and offsets e) against the
+// group's columns' packed words q.
+fn q8_dots(xw: array<u32, 8>, e: vec4<f32>, q: array<vec4<u32>, C>) -> vec4<f32> {
   var d0 = vec4<i32>();
   var d1 = vec4<i32>();
   for (var h = 0u; h < 2u; h++) {
@@ -304,7 +309,6 @@ fn chunk_sums_q8(row: u32, c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
       d1[j] += dot4I8Packed(w1 & 0x0f0f0f0fu, xw[2u * h + 4u]) + dot4I8Packed((w1 >> 4u) & 0x0f0f0f0fu, xw[2u * h + 5u]);
     }
   }
-  let e = bitcast<vec4<f32>>(X[base + (p_k() >> 4u) + c]);
   return (vec4<f32>(d0) - e.y) * e.x + (vec4<f32>(d1) - e.w) * e.z;
 }
 
@@ -325,6 +329,68 @@ fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
   }
   let e = xd[c];
   return (vec4<f32>(d) - e.y) * e.x;
+}
+
+// The gated MLP in one dispatch (PERSIST: linear_swiglu_linear's one-row steps where the
+// quant_mlp_persist option lets them): the workgroups make the gate/up product with its int8 act
+// epilogue as above, then hand over inside the dispatch and make the down product of that act,
+// each taking every G-th of its column tiles (G = p_tile_stride(), the workgroups launched). The
+// handoff: each workgroup counts itself once its act words are written (a storage barrier, then
+// an atomic add), and waits until all G have; so all G must run at once, which WebGPU does not
+// promise: the host launches few enough for the adapter to hold them together, and a wait gives
+// up after SPIN_LIMIT polls (marking the counts' third word). Out1 (atomic here: act's words
+// are read with atomic loads, past any cache that could hold them stale) holds act's words,
+// then the three count words at D_SYNC; the last workgroup to finish sets them back to 0 for the
+// next dispatch. The down product's sizes are pipeline constants (D_*); its weight (nibbles,
+// then scales from word D_SCALE_BASE) is bound as X, and x as Bias (x4 reads it; no bias here);
+// its output is Out2.
+override PERSIST: bool = false;
+override D_N: u32 = 1u;
+override D_K: u32 = 32u;
+override D_TPC: u32 = 1u;
+override D_TILES: u32 = 0u;
+override D_GROUP_SHIFT: u32 = 5u;
+override D_GROUPS: u32 = 1u;
+override D_SCALE_BASE: u32 = 0u;
+override D_SCALE_F16: bool = false;
+override D_SYNC: u32 = 0u;
+const SPIN_LIMIT = 1u << 22u;
+{{persist_fns}}
+
+fn down_word(i: u32) -> u32 { return X[i >> 2u][i & 3u]; }
+fn down_scale(i: u32) -> f32 {
+  if (D_SCALE_F16) { return unpack2x16float(down_word(D_SCALE_BASE + (i >> 1u)))[i & 1u]; }
+  return bitcast<f32>(down_word(D_SCALE_BASE + i));
+}
+// Chunk c of the down product for the group's columns `cols`, act read as q8_run wrote it.
+fn down_chunk(cols: vec4<u32>, c: u32) -> vec4<f32> {
+  let chunks = D_K >> 5u;
+  var q: array<vec4<u32>, C>;
+  for (var j = 0u; j < C; j++) {
+    q[j] = X[cols[j] * chunks + c];
+  }
+  let g = (c << 5u) >> D_GROUP_SHIFT;
+  let s = vec4<f32>(down_scale(cols.x * D_GROUPS + g), down_scale(cols.y * D_GROUPS + g),
+                    down_scale(cols.z * D_GROUPS + g), down_scale(cols.w * D_GROUPS + g));
+  var xw: array<u32, 8>;
+  for (var i = 0u; i < 8u; i++) { xw[i] = act_word(8u * c + i); }
+  let st = D_K / 4u + 4u * c;  // the chunk's steps and offsets, after the K / 4 words of runs
+  let e = bitcast<vec4<f32>>(vec4<u32>(act_word(st), act_word(st + 1u), act_word(st + 2u), act_word(st + 3u)));
+  return s * q8_dots(xw, e, q);
+}
+
+// Word `which` of the counts reaches `goal` (one invocation polls; the caller's barrier then
+// holds the workgroup); past SPIN_LIMIT polls it gives up and marks word 2.
+fn wait_count(which: u32, goal: u32) {
+  var spins = 0u;
+  loop {
+    if (sync_load(which) >= goal) { break; }
+    spins++;
+    if (spins >= SPIN_LIMIT) {
+      sync_store(2u, 1u);
+      break;
+    }
+  }
 }
 
 @compute @workgroup_size(WG)
@@ -403,6 +469,45 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (lid < per_tile / 16u && j0 < p_n() / 2u) { q8_run(m0, j0, 8u * lid); }
     }
     workgroupBarrier();  // red's (and yq's) slots are rewritten by the next tile
+  }
+  if (PERSIST) {
+    let workgroups = p_tile_stride();
+    storageBarrier();  // this workgroup's act words are written
+    if (lid == 0u) {
+      sync_add(0u);
+      wait_count(0u, workgroups);
+    }
+    workgroupBarrier();
+    let li = group * lanes + t;  // this invocation's place in the workgroup's lane groups
+    {
+      let lanes = D_TPC;
+      let group = li / lanes;
+      let t = li % lanes;
+      for (var tile = wg; tile < D_TILES; tile += workgroups) {
+        let n0 = tile * (C * WG / lanes) + C * group;
+        let last = D_N - 1u;
+        let cols = vec4<u32>(min(n0, last), min(n0 + 1u, last), min(n0 + 2u, last), min(n0 + 3u, last));
+        var acc: array<vec4<f32>, R>;
+        for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
+        if (n0 < D_N) {
+          for (var c = t; c < (D_K >> 5u); c += lanes) { acc[0] += down_chunk(cols, c); }
+        }
+        for (var r = 0u; r < 1u; r++) {
+          {{reduce}}
+          if (t == 0u && n0 < D_N) {
+            for (var j = 0u; j < C; j++) {
+              if (n0 + j < D_N) { Out2[n0 + j] = bitcast<u32>(sum[j]); }
+            }
+          }
+        }
+        workgroupBarrier();  // red's slots are rewritten by the next tile
+      }
+    }
+    // The last workgroup out sets the counts back to 0 (every other has stopped reading them).
+    if (lid == 0u && sync_add(1u) + 1u == workgroups) {
+      sync_store(0u, 0u);
+      sync_store(1u, 0u);
+    }
   }
   keep(touched);
 }

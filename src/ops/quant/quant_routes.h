@@ -37,6 +37,13 @@ std::unique_ptr<runtime::NodeExec> q4_gemv_exec(const runtime::NodeContext& ctx,
 std::string q8_pair_guard(const runtime::NodeContext& gate_up, const runtime::NodeContext& down);
 std::unique_ptr<runtime::NodeExec> q8_gate_up(const runtime::NodeContext& ctx, gpu::BufferBinding& q8);
 std::unique_ptr<runtime::NodeExec> q8_down(const runtime::NodeContext& ctx, gpu::BufferBinding q8);
+// The same pair in one dispatch (q4_gemv.wgsl's PERSIST: the down product after a handoff inside
+// the dispatch) over `workgroups` workgroups, which must all run at once: "" where the pair can,
+// else why not (q8_pair_guard's reasons too), and its executable part.
+std::string q8_persist_guard(const runtime::NodeContext& gate_up, const runtime::NodeContext& down,
+                             uint64_t workgroups);
+std::unique_ptr<runtime::NodeExec> q8_persist(const runtime::NodeContext& gate_up, const runtime::NodeContext& down,
+                                              uint64_t workgroups);
 // linear_swiglu_linear and add_rms_norm_linear_swiglu_linear: the pair above at one row, else
 // the gate/up op's routes and then linear's (`linear`: all of linear's, dense ones included).
 std::vector<runtime::Route> mlp_routes(const std::string& op, const std::vector<runtime::Route>& linear);
@@ -63,12 +70,13 @@ const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::str
                                  std::vector<gpu::Binding> bindings);
 // The same for the product kernels (q4_gemv, dense_gemv, tiled, q4_gemm), which also share
 // put/put2 (a column of row m into whichever of Out0..Out2 holds it: params.split0/split1, the
-// last output `total_columns` wide, an expression such as "params.n") and placed_nibbles; `fixed`:
-// the kernel's params fixed per node (their accessors join the prelude).
+// last output `total_columns` wide, an expression such as "params.n"; with `one_output`, always
+// Out0) and placed_nibbles; `fixed`: the kernel's params fixed per node (their accessors join the
+// prelude).
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                   std::vector<gpu::Binding> bindings, const std::string& total_columns = "params.n",
                                   std::vector<std::pair<std::string, double>> constants = {},
-                                  const FixedParams* fixed = nullptr);
+                                  const FixedParams* fixed = nullptr, bool one_output = false);
 
 // Where a product node's operands are: linear, linear_qkv and linear_swiglu take (x, weight,
 // [bias]); their add_rms_norm_ forms take (x, residual, norm_weight, weight, [bias]), use

@@ -54,7 +54,15 @@ const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
 fn placed_nibbles(h: u32) -> vec4<f32> { return bitcast<vec4<f32>>((vec4<u32>(h) & kMask) | kMagic) - kOffset; }
 )";
 
-std::string output_wgsl(const std::string& total) {
+// put/put2; with `one_output`, every column goes to Out0 (a kernel whose Out1 and Out2 are not
+// plain words: q4_gemv's persist variant).
+std::string output_wgsl(const std::string& total, bool one_output) {
+  if (one_output) {
+    return R"(
+fn put(m: u32, n: u32, v: f32) { Out0[m * params.split0 + n] = bitcast<u32>(v); }
+fn put2(m: u32, n: u32, v: vec2<f32>) { Out0[(m * params.split0 + n) >> 1u] = f16_word(v); }
+)";
+  }
   return R"(
 fn put(m: u32, n: u32, v: f32) {
   if (n < params.split0) {
@@ -83,10 +91,11 @@ fn put2(m: u32, n: u32, v: vec2<f32>) {
 
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                   std::vector<gpu::Binding> bindings, const std::string& total_columns,
-                                  std::vector<std::pair<std::string, double>> constants, const FixedParams* fixed) {
+                                  std::vector<std::pair<std::string, double>> constants, const FixedParams* fixed,
+                                  bool one_output) {
   return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
                         std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + kInt8ChunkWgsl +
-                            output_wgsl(total_columns) + (fixed ? fixed->wgsl() : ""),
+                            output_wgsl(total_columns, one_output) + (fixed ? fixed->wgsl() : ""),
                         std::move(constants));
 }
 

@@ -211,11 +211,62 @@ TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
   }
 }
 
+// The persist route (gate/up, handoff and down in one dispatch) gives what the pair of
+// dispatches gives, bit for bit, over several steps with new inputs (the handoff's counts are
+// back at zero after each): the same products with the same lanes (one workgroup walking every
+// tile in both, the workgroup reduction in both). One workgroup on a CPU adapter (which does not
+// run a dispatch's workgroups together); on a GPU also 64 and 256, so that the workgroups wait
+// on each other.
+TEST(QuantMlp, PersistMatchesThePairBitForBit) {
+  const bool gpu = !testing::shared_context().adapter().is_cpu;
+  for (const char* wgs : {"1", "64", "256"}) {
+    if (!gpu && std::string(wgs) != "1") continue;
+    SCOPED_TRACE(std::string("quant_mlp_persist_wgs ") + wgs);
+    const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
+    graph::GraphBuilder b1, b2;
+    Mlps pair_mlps, persist_mlps;
+    for (MlpSpec s : one_row) {
+      pair_mlps.add(b1, s);
+      s.route = "q4_gemv_persist";
+      persist_mlps.add(b2, s);
+    }
+    const RuntimeOptions base{{"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}};
+    RuntimeOptions with = base;
+    with["quant_mlp_persist"] = "on";
+    with["quant_mlp_persist_wgs"] = wgs;
+    Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
+    Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
+    for (int step = 0; step < 3; ++step) {
+      for (const MlpSpec& s : one_row) {
+        pair_mlps.set(pair, s.name);
+        persist_mlps.set(persist, s.name);
+      }
+      pair.execute();
+      persist.execute();
+      EXPECT_EQ(persist.dispatches_per_execute(), one_row.size());
+      EXPECT_EQ(pair.dispatches_per_execute(), 2 * one_row.size());
+      for (const MlpSpec& s : one_row) {
+        persist_mlps.verify(persist, s.name);
+        for (const char* out : {".act", ".y", ".sum"}) {
+          EXPECT_EQ(persist.read_f32(s.name + out), pair.read_f32(s.name + out)) << s.name << out;
+        }
+      }
+      for (const gpu::DispatchTiming& t : persist.last_timings()) {
+        EXPECT_NE(t.kernel.find(".persist"), std::string::npos) << t.kernel;
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 TEST(QuantMlp, MalformedOptionIsABuildError) {
   graph::GraphBuilder b;
   Mlps mlps;
   mlps.add(b, specs()[0]);
   EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_q8", "maybe"}}, "the quant_mlp_q8 option is 'maybe', not on or off"));
+  EXPECT_TRUE(
+      testing::build_fails(b, {{"quant_mlp_persist", "maybe"}}, "the quant_mlp_persist option is 'maybe', not on or off"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_wgs", "x"}}, "quant_mlp_persist_wgs"));
 }
 
 }  // namespace
