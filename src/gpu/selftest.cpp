@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "gpu/buffer.h"
@@ -107,6 +108,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 )";
 
+// A chain recorded into one pass (`record`), submitted, waited for: the host's time recording
+// and submitting, and the pass's GPU time where there are timestamps, else the wall clock from
+// the submit on. `warm_up` first records it once untimed (first-use costs).
+struct ChainTimes {
+  double record_us = 0, host_us = 0, device_us = 0;
+  bool gpu_timed = false;
+};
+ChainTimes time_chain(Context& ctx, const char* label, const std::function<void(Recorder&)>& record) {
+  using Clock = std::chrono::steady_clock;
+  ChainTimes c;
+  const auto t0 = Clock::now();
+  Recorder rec(ctx, label, Timing::Passes);
+  record(rec);
+  const auto tr = Clock::now();
+  rec.submit();
+  const auto t1 = Clock::now();
+  ctx.wait_idle();
+  const auto t2 = Clock::now();
+  c.record_us = std::chrono::duration<double, std::micro>(tr - t0).count();
+  c.host_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+  c.device_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
+  if (const std::vector<DispatchTiming> t = rec.timings(); t.size() == 1) {
+    c.device_us = t[0].microseconds();
+    c.gpu_timed = true;
+  }
+  return c;
+}
+void warm_up(Context& ctx, const char* label, const std::function<void(Recorder&)>& record) {
+  Recorder warm(ctx, label);
+  record(warm);
+  warm.submit();
+  ctx.wait_idle();
+}
+
 // Deterministic inputs that are neither zero nor round: every element exercises the arithmetic.
 float input_value(uint64_t i) {
   uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
@@ -141,12 +176,7 @@ SelfTestResult run_axpy_selftest(Context& ctx, uint64_t elements, int passes) {
   const uint64_t workgroups = (elements / 4 + kWorkgroupSize - 1) / kWorkgroupSize;
 
   // Warm-up pass (first-use costs), then the timed passes.
-  {
-    Recorder warm(ctx, "selftest warm-up");
-    warm.dispatch(kernel, group, workgroups, "axpy");
-    warm.submit();
-    ctx.wait_idle();
-  }
+  warm_up(ctx, "selftest warm-up", [&](Recorder& rec) { rec.dispatch(kernel, group, workgroups, "axpy"); });
   SelfTestResult r;
   r.elements = elements;
   r.passes = passes;
@@ -198,37 +228,24 @@ DispatchCostResult run_dispatch_cost(Context& ctx, int dispatches, uint32_t work
   Kernel k1(ctx, {"selftest.count", "b", {{"KIND", 1.0}}}, src);
   BindGroup g0(ctx, k0, {{&y}}, "selftest count a");
   BindGroup g1(ctx, k1, {{&y}}, "selftest count b");
-  // Warm-up (first-use costs), then the counters back to zero.
-  {
-    Recorder warm(ctx, "selftest chain warm-up");
-    for (int i = 0; i < 4; ++i) warm.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, workgroups, "count");
-    warm.submit();
-    ctx.wait_idle();
-  }
+  auto chain = [&](int count) {
+    return [&, count](Recorder& rec) {
+      for (int i = 0; i < count; ++i) rec.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, workgroups, "count");
+    };
+  };
+  // Warm-up, then the counters back to zero.
+  warm_up(ctx, "selftest chain warm-up", chain(4));
   upload(ctx, y, 0, zeros.data(), zeros.size() * sizeof(uint32_t));
   ctx.wait_idle();
 
-  using Clock = std::chrono::steady_clock;
   DispatchCostResult r;
   r.dispatches = dispatches;
   r.workgroups = workgroups;
-  const auto t0 = Clock::now();
-  Recorder rec(ctx, "selftest chain", Timing::Passes);
-  for (int i = 0; i < dispatches; ++i) rec.dispatch(i % 2 ? k1 : k0, i % 2 ? g1 : g0, workgroups, "count");
-  const auto tr = Clock::now();
-  rec.submit();
-  const auto t1 = Clock::now();
-  ctx.wait_idle();
-  const auto t2 = Clock::now();
-  r.host_us_per_dispatch = std::chrono::duration<double, std::micro>(t1 - t0).count() / dispatches;
-  r.record_us_per_dispatch = std::chrono::duration<double, std::micro>(tr - t0).count() / dispatches;
-  // The pass's GPU time where there are timestamps, else the wall clock from the submit on.
-  double device_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
-  if (const std::vector<DispatchTiming> t = rec.timings(); t.size() == 1) {
-    device_us = t[0].microseconds();
-    r.gpu_timed = true;
-  }
-  r.device_us_per_dispatch = device_us / dispatches;
+  const ChainTimes c = time_chain(ctx, "selftest chain", chain(dispatches));
+  r.host_us_per_dispatch = c.host_us / dispatches;
+  r.record_us_per_dispatch = c.record_us / dispatches;
+  r.device_us_per_dispatch = c.device_us / dispatches;
+  r.gpu_timed = c.gpu_timed;
   const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, counters);
   r.correct = std::all_of(out.begin(), out.end(), [dispatches](uint32_t v) { return v == static_cast<uint32_t>(dispatches); });
   return r;
@@ -254,29 +271,19 @@ HandoffCostResult run_handoff_cost(Context& ctx, int dispatches, int phases, uin
             {{"W", static_cast<double>(workgroups)}, {"PHASES", static_cast<double>(phases)}, {"MODE", static_cast<double>(mode)}}},
            src);
   BindGroup g(ctx, k, {{&y}, {&sync}}, "selftest handoff");
-  {
-    Recorder warm(ctx, "selftest handoff warm-up");
-    warm.dispatch(k, g, total, "handoff");
-    warm.submit();
-    ctx.wait_idle();
-  }
+  auto chain = [&](int count) {
+    return [&, count](Recorder& rec) {
+      for (int i = 0; i < count; ++i) rec.dispatch(k, g, total, "handoff");
+    };
+  };
+  warm_up(ctx, "selftest handoff warm-up", chain(1));
   HandoffCostResult r;
   r.dispatches = dispatches;
   r.phases = phases;
   r.workgroups = workgroups;
-  using Clock = std::chrono::steady_clock;
-  Recorder rec(ctx, "selftest handoff", Timing::Passes);
-  for (int i = 0; i < dispatches; ++i) rec.dispatch(k, g, total, "handoff");
-  const auto t1 = Clock::now();
-  rec.submit();
-  ctx.wait_idle();
-  const auto t2 = Clock::now();
-  double device_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
-  if (const std::vector<DispatchTiming> t = rec.timings(); t.size() == 1) {
-    device_us = t[0].microseconds();
-    r.gpu_timed = true;
-  }
-  r.device_us_per_phase = device_us / (static_cast<double>(dispatches) * phases);
+  const ChainTimes c = time_chain(ctx, "selftest handoff", chain(dispatches));
+  r.device_us_per_phase = c.device_us / (static_cast<double>(dispatches) * phases);
+  r.gpu_timed = c.gpu_timed;
   const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, values);
   const std::vector<uint32_t> counters = download_as<uint32_t>(ctx, sync, phases + 3);
   const uint64_t last = static_cast<uint64_t>((phases - 1) % 2) * workgroups * kWorkgroupSize;
