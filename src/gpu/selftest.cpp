@@ -263,8 +263,8 @@ HandoffCostResult run_handoff_cost(Context& ctx, int dispatches, int phases, uin
   const uint64_t values = 2ull * workgroups * kWorkgroupSize;
   Buffer y(ctx, values * sizeof(uint32_t), BufferKind::Storage, "selftest handoff values");
   Buffer sync(ctx, (phases + 3) * sizeof(uint32_t), BufferKind::Storage, "selftest handoff counters");
-  const std::vector<uint32_t> zeros(std::max<uint64_t>(values, phases + 3), 0);
-  upload(ctx, sync, 0, zeros.data(), (phases + 3) * sizeof(uint32_t));
+  const std::vector<uint32_t> zeros(phases + 3, 0);
+  upload(ctx, sync, 0, zeros.data(), zeros.size() * sizeof(uint32_t));
   const KernelSource src{std::string(kLinearWorkgroupWgsl) + kHandoffWgsl, {Binding::Storage, Binding::Storage}};
   Kernel k(ctx,
            {"selftest.handoff", std::to_string(mode),
@@ -287,10 +287,11 @@ HandoffCostResult run_handoff_cost(Context& ctx, int dispatches, int phases, uin
   const std::vector<uint32_t> out = download_as<uint32_t>(ctx, y, values);
   const std::vector<uint32_t> counters = download_as<uint32_t>(ctx, sync, phases + 3);
   const uint64_t last = static_cast<uint64_t>((phases - 1) % 2) * workgroups * kWorkgroupSize;
-  r.correct = std::all_of(out.begin() + last, out.begin() + last + workgroups * kWorkgroupSize,
-                          [phases](uint32_t v) { return v == static_cast<uint32_t>(phases); });
+  const bool values_right = std::all_of(out.begin() + last, out.begin() + last + workgroups * kWorkgroupSize,
+                                       [phases](uint32_t v) { return v == static_cast<uint32_t>(phases); });
+  const bool counts_zero = std::all_of(counters.begin(), counters.begin() + phases + 1, [](uint32_t v) { return v == 0; });
   r.gave_up = counters[phases + 2] != 0;
-  r.correct = r.correct && !r.gave_up && std::all_of(counters.begin(), counters.begin() + phases + 1, [](uint32_t v) { return v == 0; });
+  r.correct = values_right && counts_zero && !r.gave_up;
   return r;
 }
 

@@ -360,6 +360,7 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
 // most MAX_G * T: the host's bound), each head's sum of w_c * l_c to m_s; then the G * D / 2
 // pairs are split over R = WG / pairs groups of chunks (four loads in flight per invocation),
 // whose sums meet in q_s.
+fn weight(i: u32) -> f32 { return p_s[i >> 2u][i & 3u]; }  // m_c, then w_c, of flat (head, chunk) i
 fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
   let G = f_group();
   let half = f_dim() / 2u;
@@ -374,11 +375,11 @@ fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
   workgroupBarrier();
   for (var g = lid; g < G; g += WG) {
     var big = NEG;
-    for (var c = 0u; c < nch; c++) { big = max(big, p_s[(g * nch + c) >> 2u][(g * nch + c) & 3u]); }
+    for (var c = 0u; c < nch; c++) { big = max(big, weight(g * nch + c)); }
     var l = 0.0;
     for (var c = 0u; c < nch; c++) {
       let i = g * nch + c;
-      let w = exp(p_s[i >> 2u][i & 3u] - big);
+      let w = exp(weight(i) - big);
       p_s[i >> 2u][i & 3u] = w;
       l += w * part_s[i >> 2u][i & 3u];
     }
@@ -415,7 +416,6 @@ fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
     }
   }
 }
-fn weight(i: u32) -> f32 { return p_s[i >> 2u][i & 3u]; }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

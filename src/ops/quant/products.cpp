@@ -689,8 +689,7 @@ std::unique_ptr<runtime::NodeExec> q8_down(const NodeContext& ctx, gpu::BufferBi
 
 std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down, uint64_t workgroups) {
   if (auto why = q8_pair_guard(gate_up, down); !why.empty()) return why;
-  Facts f = facts_of(gate_up, Op::Swiglu);
-  f.q8_out = true;
+  const Facts f = facts_of(gate_up, Op::Swiglu);
   if (!f.ops.norm) return "the gate/up product has no norm prologue (the persist variant is add_rms_norm_'s)";
   if (!x8(gate_up, f)) return "x is not staged in int8";
   if (workgroups == 0 || workgroups > gate_up.gpu().workgroups_per_dimension()) {
