@@ -88,27 +88,28 @@ void upload(Context& ctx, const Buffer& dst, uint64_t offset, const void* data, 
   }
 }
 
-void download(Context& ctx, const Buffer& src, uint64_t offset, size_t bytes, void* out) {
-  if (offset + bytes > src.size()) {
-    throw GpuError(ErrorKind::Validation, src.label(),
-                   "download of " + std::to_string(bytes) + " bytes at offset " +
-                       std::to_string(offset) + " overruns the buffer of " +
-                       std::to_string(src.size()) + " bytes");
-  }
-  if (bytes == 0) return;
-  const uint64_t begin = offset / 4 * 4;
-  const uint64_t end = round_up(offset + bytes, 4);
-  const uint64_t span = end - begin;
-  const Buffer& staging = ctx.readback_staging(span);
+namespace {
+
+// Copies the spans back to back into the context's staging buffer, waits for the GPU, and copies
+// `bytes` of what arrived, from byte `skip`, into `out`. `label` names the source in errors.
+void download_spans(Context& ctx, std::span<const Span> spans, uint64_t skip, size_t bytes, void* out,
+                    const std::string& label) {
+  uint64_t total = 0;
+  for (const Span& s : spans) total += s.bytes;
+  const Buffer& staging = ctx.readback_staging(total);
 
   WGPUCommandEncoderDescriptor edesc{};
   edesc.label = view_of("readback");
   Handle<WGPUCommandEncoder, wgpuCommandEncoderRelease> enc(
       wgpuDeviceCreateCommandEncoder(ctx.device(), &edesc));
-  wgpuCommandEncoderCopyBufferToBuffer(enc.get(), src.raw(), begin, staging.raw(), 0, span);
+  uint64_t at = 0;
+  for (const Span& s : spans) {
+    if (s.bytes) wgpuCommandEncoderCopyBufferToBuffer(enc.get(), s.buffer->raw(), s.offset, staging.raw(), at, s.bytes);
+    at += s.bytes;
+  }
   // No error scope here (they cost a wait each, and a readback runs once per generated token):
-  // the copy is between buffers checked above, and anything Dawn still reports arrives through
-  // the uncaptured-error callback and the check() below.
+  // the copies are between buffers checked by the callers, and anything Dawn still reports
+  // arrives through the uncaptured-error callback and the check() below.
   Handle<WGPUCommandBuffer, wgpuCommandBufferRelease> cmd(wgpuCommandEncoderFinish(enc.get(), nullptr));
   WGPUCommandBuffer raw = cmd.get();
   wgpuQueueSubmit(ctx.queue(), 1, &raw);
@@ -125,18 +126,48 @@ void download(Context& ctx, const Buffer& src, uint64_t offset, size_t bytes, vo
     m->message = to_string(message);
   };
   cb.userdata1 = &mapped;
-  ctx.wait(wgpuBufferMapAsync(staging.raw(), WGPUMapMode_Read, 0, span, cb), src.label());
-  ctx.check(src.label());
+  ctx.wait(wgpuBufferMapAsync(staging.raw(), WGPUMapMode_Read, 0, total, cb), label);
+  ctx.check(label);
   if (mapped.status != WGPUMapAsyncStatus_Success) {
-    throw GpuError(ErrorKind::Internal, src.label(), "mapping the readback failed: " + mapped.message);
+    throw GpuError(ErrorKind::Internal, label, "mapping the readback failed: " + mapped.message);
   }
-  const void* p = wgpuBufferGetConstMappedRange(staging.raw(), 0, span);
+  const void* p = wgpuBufferGetConstMappedRange(staging.raw(), 0, total);
   if (!p) {
     wgpuBufferUnmap(staging.raw());
-    throw GpuError(ErrorKind::Internal, src.label(), "mapped range unavailable");
+    throw GpuError(ErrorKind::Internal, label, "mapped range unavailable");
   }
-  std::memcpy(out, static_cast<const uint8_t*>(p) + (offset - begin), bytes);
+  std::memcpy(out, static_cast<const uint8_t*>(p) + skip, bytes);
   wgpuBufferUnmap(staging.raw());
+}
+
+}  // namespace
+
+void download(Context& ctx, const Buffer& src, uint64_t offset, size_t bytes, void* out) {
+  if (offset + bytes > src.size()) {
+    throw GpuError(ErrorKind::Validation, src.label(),
+                   "download of " + std::to_string(bytes) + " bytes at offset " +
+                       std::to_string(offset) + " overruns the buffer of " +
+                       std::to_string(src.size()) + " bytes");
+  }
+  if (bytes == 0) return;
+  const uint64_t begin = offset / 4 * 4;
+  const Span span{&src, begin, round_up(offset + bytes, 4) - begin};
+  download_spans(ctx, {&span, 1}, offset - begin, bytes, out, src.label());
+}
+
+void download(Context& ctx, std::span<const Span> spans, void* out) {
+  uint64_t total = 0;
+  for (const Span& s : spans) {
+    if (s.offset % 4 != 0 || s.bytes % 4 != 0 || s.offset + s.bytes > s.buffer->allocated()) {
+      throw GpuError(ErrorKind::Validation, s.buffer->label(),
+                     "download of " + std::to_string(s.bytes) + " bytes at offset " + std::to_string(s.offset) +
+                         " (multiples of 4 needed) from a buffer of " + std::to_string(s.buffer->allocated()) +
+                         " bytes");
+    }
+    total += s.bytes;
+  }
+  if (total == 0) return;
+  download_spans(ctx, spans, 0, total, out, spans.front().buffer->label());
 }
 
 BufferPool::Lease& BufferPool::Lease::operator=(Lease&& o) noexcept {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,15 @@ void upload(Context& ctx, const Buffer& dst, uint64_t offset, const void* data, 
 
 // Copies `bytes` from `src` at `offset` (any alignment) into `out`; waits for the GPU.
 void download(Context& ctx, const Buffer& src, uint64_t offset, size_t bytes, void* out);
+
+// Bytes of a buffer that a readback copies: offset and bytes multiples of 4.
+struct Span {
+  const Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+// Copies the spans back to back into `out` through one staging buffer and one wait.
+void download(Context& ctx, std::span<const Span> spans, void* out);
 
 template <typename T>
 std::vector<T> download_as(Context& ctx, const Buffer& src, size_t count, uint64_t offset = 0) {

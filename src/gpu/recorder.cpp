@@ -112,22 +112,36 @@ void Recorder::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst,
 }
 
 void Recorder::readback(const Buffer& src, uint64_t offset, uint64_t bytes, AsyncReadback& dst) {
+  const Span span{&src, offset, bytes};
+  readback({&span, 1}, dst);
+}
+
+void Recorder::readback(std::span<const Span> spans, AsyncReadback& dst) {
   if (submitted_) throw GpuError(ErrorKind::Validation, dst.label(), "recorder already submitted");
-  if (offset % 4 != 0 || bytes % 4 != 0 || bytes == 0) {
-    throw GpuError(ErrorKind::Validation, dst.label(),
-                   "a readback needs a non-empty span at a multiple of 4 bytes (offset " + std::to_string(offset) +
-                       ", " + std::to_string(bytes) + " bytes)");
-  }
-  if (offset + bytes > src.allocated() || bytes > dst.size()) {
-    throw GpuError(ErrorKind::Validation, dst.label(),
-                   "a readback of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + " from " +
-                       src.label() + " (" + std::to_string(src.allocated()) + " bytes) into a staging buffer of " +
-                       std::to_string(dst.size()));
+  uint64_t total = 0;
+  for (const Span& s : spans) {
+    if (s.offset % 4 != 0 || s.bytes % 4 != 0 || s.bytes == 0) {
+      throw GpuError(ErrorKind::Validation, dst.label(),
+                     "a readback needs a non-empty span at a multiple of 4 bytes (offset " + std::to_string(s.offset) +
+                         ", " + std::to_string(s.bytes) + " bytes)");
+    }
+    if (s.offset + s.bytes > s.buffer->allocated() || total + s.bytes > dst.size()) {
+      throw GpuError(ErrorKind::Validation, dst.label(),
+                     "a readback of " + std::to_string(s.bytes) + " bytes at offset " + std::to_string(s.offset) +
+                         " from " + s.buffer->label() + " (" + std::to_string(s.buffer->allocated()) +
+                         " bytes) into a staging buffer of " + std::to_string(dst.size()) + " at " +
+                         std::to_string(total));
+    }
+    total += s.bytes;
   }
   dst.recorded();
   readbacks_.push_back(&dst);
   end_pass();
-  wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src.raw(), offset, dst.buffer_.raw(), 0, bytes);
+  uint64_t at = 0;
+  for (const Span& s : spans) {
+    wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), s.buffer->raw(), s.offset, dst.buffer_.raw(), at, s.bytes);
+    at += s.bytes;
+  }
 }
 
 void Recorder::clear(const Buffer& dst, uint64_t offset, uint64_t bytes) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,8 @@ class Recorder {
   // Copies `bytes` of `src` from `offset` (both multiples of 4) into `dst`, which must be idle;
   // submit() then starts mapping it, and the host takes the bytes when it wants them.
   void readback(const Buffer& src, uint64_t offset, uint64_t bytes, AsyncReadback& dst);
+  // The same for several spans, copied back to back (each non-empty).
+  void readback(std::span<const Span> spans, AsyncReadback& dst);
 
   // Finishes and submits; encoding errors become a GpuError that names the failing dispatch.
   void submit();

@@ -80,6 +80,11 @@ class NodeContext {
   // Scratch the node uses only between its own dispatches, shared with every node's (see
   // runtime/scratch_pool.h): the node's i-th call gets slot i, at least `bytes`.
   gpu::BufferBinding scratch(uint64_t bytes) const;
+  // Memory for a dispatch whose workgroups hand work over (runtime/handoff_pool.h): the pool's
+  // words (counts zero at rest, the fault word), then `bytes` of the dispatch's own, shared with
+  // every node's. `user` says what runs there and how to do without it; every readback checks
+  // the words.
+  gpu::BufferBinding handoff(uint64_t bytes, const std::string& user) const;
   const RuntimeOptions& options() const;
 
   size_t input_count() const { return operands_ ? operands_->inputs.size() : node().inputs.size(); }

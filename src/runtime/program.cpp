@@ -13,6 +13,7 @@
 #include "graph/validate.h"
 #include "runtime/memory_plan.h"
 #include "runtime/param_arena.h"
+#include "runtime/handoff_pool.h"
 #include "runtime/scratch_pool.h"
 
 namespace wgx::runtime {
@@ -70,6 +71,9 @@ struct AsyncRead::State {
   Storage storage = Storage::F32;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;  // storage bytes of the value
+  // The handoff words copied after the value (HandoffPool::words), checked when it is taken.
+  const HandoffPool* handoff = nullptr;  // valid while pool->alive
+  uint64_t word_bytes = 0;
   std::shared_ptr<ReadPool> pool;
   ReadPool::Slot* slot = nullptr;  // while the value is in its staging buffer
   bool submitted = false;
@@ -112,14 +116,16 @@ const std::vector<uint8_t>& AsyncRead::take() const {
   if (s.failed) throw std::runtime_error(what + " has no value: the execute() that was to fill it failed");
   if (!s.pool->alive) throw std::logic_error(what + " outlived its program before its value was taken");
   if (!s.submitted) throw std::logic_error(what + " has no value: no execute() has run since read_async()");
-  s.data.resize(s.bytes);
+  s.data.resize(s.bytes + s.word_bytes);
   try {
-    s.slot->buffer->take(s.data.data(), s.bytes);
+    s.slot->buffer->take(s.data.data(), s.bytes + s.word_bytes);
+    if (s.word_bytes) s.handoff->check(s.data.data() + s.bytes);
   } catch (...) {
     s.failed = true;
     s.release();
     throw;
   }
+  s.data.resize(s.bytes);
   s.release();
   s.taken = true;
   return s.data;
@@ -159,6 +165,7 @@ struct Program::Impl {
   gpu::PipelineCache pipelines;
   ParamArena params{gpu};  // before the steps: their bind groups refer to its buffers
   ScratchPool scratch{gpu};  // likewise
+  HandoffPool handoff{gpu};  // likewise
   gpu::Timing timing = gpu::Timing::Off;
   bool submit_parts = true;  // the submit_parts option (execute())
 
@@ -285,6 +292,9 @@ gpu::Context& NodeContext::gpu() const { return program_.impl_->gpu; }
 gpu::PipelineCache& NodeContext::pipelines() const { return program_.impl_->pipelines; }
 ParamArena& NodeContext::params() const { return program_.impl_->params; }
 gpu::BufferBinding NodeContext::scratch(uint64_t bytes) const { return program_.impl_->scratch.get(index_, bytes); }
+gpu::BufferBinding NodeContext::handoff(uint64_t bytes, const std::string& user) const {
+  return program_.impl_->handoff.get(bytes, user, label());
+}
 const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
 graph::ValueId NodeContext::operand_id(bool output, size_t i) const {
   if (!operands_) return (output ? node().outputs : node().inputs).at(i);
@@ -523,7 +533,7 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
     }
     routes_.push_back(std::move(choice));
   }
-  memory_.scratch = m.scratch.bytes();
+  memory_.scratch = m.scratch.bytes() + m.handoff.bytes();
   reset_state();
 }
 
@@ -682,6 +692,7 @@ void Program::execute(int repeats) {
     if (bytes) rec->copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
   }
   std::vector<std::shared_ptr<AsyncRead::State>> reads;
+  const std::vector<gpu::Span> handoff_words = m.handoff.words();
   for (const auto& weak : m.pending_reads) {
     std::shared_ptr<AsyncRead::State> st = weak.lock();
     if (!st) continue;  // dropped before this execute
@@ -689,7 +700,13 @@ void Program::execute(int repeats) {
     const TensorRef& r = m.refs[v];
     st->shape = m.shapes[v];
     st->bytes = storage_bytes(r.storage, numel(st->shape));
-    if (st->bytes) rec->readback(*r.buffer, r.offset, st->bytes, *st->slot->buffer);
+    if (st->bytes) {
+      std::vector<gpu::Span> spans{{r.buffer, r.offset, st->bytes}};
+      for (const gpu::Span& w : handoff_words) spans.push_back(w);
+      st->handoff = &m.handoff;
+      st->word_bytes = HandoffPool::kWords * 4 * handoff_words.size();
+      rec->readback(spans, *st->slot->buffer);
+    }
     reads.push_back(std::move(st));
   }
   m.pending_reads.clear();
@@ -792,7 +809,8 @@ AsyncRead Program::read_async(std::string_view output) {
                              "' are outstanding; collect or drop one first");
     }
     auto slot = std::make_unique<ReadPool::Slot>();
-    slot->buffer = std::make_unique<gpu::AsyncReadback>(m.gpu, r.capacity, "read_async " + out.name);
+    const uint64_t words = HandoffPool::kWords * 4 * m.handoff.words().size();
+    slot->buffer = std::make_unique<gpu::AsyncReadback>(m.gpu, r.capacity + words, "read_async " + out.name);
     slot->output = out.value;
     free = slot.get();
     pool.slots.push_back(std::move(slot));
@@ -823,7 +841,19 @@ std::vector<uint8_t> Program::read_storage(std::string_view name) const {
   const TensorRef& r = m.refs[v];
   const uint64_t bytes = r.storage == Storage::Q4 ? r.capacity : storage_bytes(r.storage, numel(m.shapes[v]));
   std::vector<uint8_t> out(bytes);
-  if (bytes) gpu::download(m.gpu, *r.buffer, r.offset, bytes, out.data());
+  if (!bytes) return out;
+  const std::vector<gpu::Span> words = m.handoff.words();
+  if (words.empty()) {
+    gpu::download(m.gpu, *r.buffer, r.offset, bytes, out.data());
+    return out;
+  }
+  // The handoff words in the same copy: a step whose handoff failed gives an error, not its values.
+  std::vector<gpu::Span> spans{{r.buffer, r.offset, gpu::round_up(bytes, 4)}};
+  spans.insert(spans.end(), words.begin(), words.end());
+  std::vector<uint8_t> all(spans[0].bytes + HandoffPool::kWords * 4 * words.size());
+  gpu::download(m.gpu, spans, all.data());
+  m.handoff.check(all.data() + spans[0].bytes);
+  std::copy_n(all.begin(), bytes, out.begin());
   return out;
 }
 
@@ -848,8 +878,9 @@ std::vector<float> Program::read_state_f32(std::string_view name) const {
 
 void Program::reset_state() {
   Impl& m = *impl_;
-  if (m.graph.buffers.empty()) return;
+  if (m.graph.buffers.empty() && m.handoff.words().empty()) return;
   gpu::Recorder rec(m.gpu, "reset state");
+  m.handoff.clear(rec);
   for (const graph::MutableBuffer& b : m.graph.buffers) {
     const TensorRef& r = m.refs[b.value];
     if (b.init == graph::BufferInit::Zeros) {

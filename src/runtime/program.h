@@ -64,7 +64,7 @@ struct MemoryReport {
   uint64_t inputs = 0;          // graph inputs at their max shape
   uint64_t intermediates = 0;   // the planned slots for intermediates
   uint64_t unplanned = 0;       // what intermediates would take without reuse
-  uint64_t scratch = 0;         // nodes' scratch, shared by all nodes (runtime::ScratchPool)
+  uint64_t scratch = 0;         // nodes' scratch, shared by all nodes (runtime::ScratchPool, HandoffPool)
   uint64_t total() const { return constants + state + inputs + intermediates + scratch; }
 };
 

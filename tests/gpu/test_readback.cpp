@@ -55,6 +55,34 @@ TEST(AsyncReadback, ReadyTurnsTrueByPollingAndTheBufferIsReusable) {
   }
 }
 
+// Spans of two buffers land back to back, in one staging buffer (a readback) or one host array
+// (a download), each from its own offset; a misaligned span is a validation error.
+TEST(AsyncReadback, SpansOfSeveralBuffersLandBackToBack) {
+  Context& ctx = shared_context();
+  Buffer a(ctx, 64, BufferKind::Storage, "a"), b(ctx, 32, BufferKind::Storage, "b");
+  const std::vector<uint8_t> in_a = random_bytes(64, 1), in_b = random_bytes(32, 2);
+  upload(ctx, a, 0, in_a.data(), 64);
+  upload(ctx, b, 0, in_b.data(), 32);
+  const std::vector<Span> spans{{&a, 8, 24}, {&b, 16, 16}, {&a, 0, 4}};
+  std::vector<uint8_t> want(in_a.begin() + 8, in_a.begin() + 32);
+  want.insert(want.end(), in_b.begin() + 16, in_b.end());
+  want.insert(want.end(), in_a.begin(), in_a.begin() + 4);
+  AsyncReadback slot(ctx, 64, "spans");
+  Recorder rec(ctx, "spans");
+  rec.readback(spans, slot);
+  rec.submit();
+  std::vector<uint8_t> got(want.size());
+  slot.take(got.data(), got.size());
+  EXPECT_EQ(got, want);
+  std::vector<uint8_t> downloaded(want.size());
+  download(ctx, spans, downloaded.data());
+  EXPECT_EQ(downloaded, want);
+  const std::vector<Span> odd{{&a, 0, 8}, {&b, 2, 4}};
+  EXPECT_THROW(download(ctx, odd, downloaded.data()), GpuError);
+  Recorder odd_rec(ctx, "odd");
+  EXPECT_THROW(odd_rec.readback(odd, slot), GpuError);
+}
+
 TEST(AsyncReadback, MisuseIsAValidationError) {
   Context& ctx = shared_context();
   Buffer src(ctx, 64, BufferKind::Storage, "source");
