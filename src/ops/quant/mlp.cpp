@@ -4,8 +4,10 @@
 //   q4_gemv_persist       the add_rms_norm_ form where q4_gemv_q8 below runs, in one dispatch:
 //                         its gate/up kernel goes on to the down product after a handoff inside
 //                         the dispatch (q4_gemv.wgsl's PERSIST), over quant_mlp_persist_wgs
-//                         workgroups (kPersistWorkgroups) that must all run at once. The
-//                         quant_mlp_persist option: on, off; by default off.
+//                         workgroups (kPersistWorkgroups; 1 on a CPU adapter), which need not
+//                         run at once (a wait makes the gate/up tiles of workgroups that have
+//                         not started). The quant_mlp_persist option: on, off; by default on
+//                         where it measured faster (see persist_guard).
 //   q4_gemv_q8            one row of f32 x, q4gsw weights, no biases: the gate/up q4_gemv
 //                         (with the norm prologue for the add_rms_norm_ form) writes act and
 //                         act rounded to int8 in runs of 16 (q4_gemv.wgsl's q8_run), which the
@@ -50,7 +52,9 @@ OperandMap down_operands(const NodeContext& ctx) {
 
 // A malformed MLP option: every route declines with it (a build error).
 std::string option_errors(const NodeContext& ctx) {
-  if (auto why = on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist"}); !why.empty()) return why;
+  if (auto why = on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help"}); !why.empty()) {
+    return why;
+  }
   uint64_t wgs = 0;
   return count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);
 }
@@ -69,21 +73,27 @@ std::unique_ptr<runtime::NodeExec> pair_build(const NodeContext& ctx) {
   return steps;
 }
 
-// Workgroups of the persist kernel by default: few enough to run at once on a large GPU (the
-// H200 has 132 multiprocessors, each holding several), each then taking one or two tiles of each
-// product; the quant_mlp_persist_wgs option sets another.
+// Workgroups of the persist kernel by default: as many as a large GPU runs at once (the H200 has
+// 132 multiprocessors, each holding several), each then taking one or two tiles of each product
+// (fewer measured slower: PERFORMANCE.md, 2026-12-01); on a CPU adapter 1 (the route takes no
+// more there). The quant_mlp_persist_wgs option sets another.
 constexpr uint64_t kPersistWorkgroups = 256;
 uint64_t persist_workgroups(const NodeContext& ctx) {
   uint64_t wgs = 0;
   count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);  // the guard checks it
-  return wgs ? wgs : kPersistWorkgroups;
+  return wgs ? wgs : ctx.gpu().adapter().is_cpu ? 1 : kPersistWorkgroups;
 }
 
+// quant_mlp_persist unset takes the route where it measured faster: on GPU adapters, for MLPs
+// whose gate/up product has at most one tile per workgroup. On the H200 (decode tok/s at 128
+// rows, PERFORMANCE.md, 2026-12-01) Qwen3-0.6B's (192 tiles) went +2% at 256 workgroups;
+// Llama-3.2-1B's (512 tiles) lost 7% at 256 and 6.5% at 512, where each has one.
 std::string persist_guard(const NodeContext& ctx) {
   if (auto why = option_errors(ctx); !why.empty()) return why;
-  if (option(ctx, "quant_mlp_persist") != "on") return "quant_mlp_persist is off";
+  const std::string on = option(ctx, "quant_mlp_persist");
+  if (on == "off") return "quant_mlp_persist is off";
   return q8_persist_guard(NodeContext(ctx, gate_up_operands(ctx)), NodeContext(ctx, down_operands(ctx)),
-                          persist_workgroups(ctx));
+                          persist_workgroups(ctx), on.empty());
 }
 
 std::unique_ptr<runtime::NodeExec> persist_build(const NodeContext& ctx) {

@@ -48,6 +48,7 @@
 #include "ops/quant/merged_gemv.h"
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
+#include "runtime/handoff_pool.h"
 #include "shaders/quant_shaders.h"
 
 namespace wgx::ops::quant {
@@ -94,10 +95,18 @@ constexpr uint64_t kCombHeads = 128;     // COMB_HEADS
 
 enum class Kernel { Q4Gemv, DenseGemv, Bk64, Bk32 };
 
+// Where the persist variant's claim words and act lie in its handoff buffer (q4_gemv.wgsl's
+// D_CLAIMS and D_ACT): each on 128-byte lines of its own, act past the most claim words a node
+// may have (kPersistClaimWords).
+constexpr uint32_t kPersistClaims = 32;
+constexpr uint32_t kPersistClaimWords = 2048;
+constexpr uint32_t kPersistAct = kPersistClaims + kPersistClaimWords;
 // q4_gemv's persist variant (q8_persist): the down product it makes after the handoff, over
-// `workgroups` workgroups; its counts lie in Out1 from word `sync`.
+// `workgroups` workgroups.
 struct Persist {
-  uint32_t n = 0, k = 0, tpc = 0, tiles = 0, sync = 0;
+  uint32_t n = 0, k = 0, tpc = 0, tiles = 0;
+  bool fault = false;  // every wait sets the fault word at once (quant_mlp_persist_fault)
+  bool help = false;   // workgroup 0 leaves its tiles to the help (quant_mlp_persist_help)
   uint64_t workgroups = 0;
   bool sgwg = false;  // its lanes are whole subgroups (sgwg's reduction serves it)
 };
@@ -360,9 +369,12 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
                {"D_GROUPS", down->groups},
                {"D_SCALE_BASE", down->scale_base},
                {"D_SCALE_F16", down->scale_f16 ? 1u : 0u},
-               {"D_SYNC", persist->sync}}) {
+               {"D_CLAIMS", kPersistClaims},
+               {"D_ACT", kPersistAct}}) {
         constants.emplace_back(c, static_cast<double>(v));
       }
+      if (persist->fault) constants.emplace_back("FAULT_NOW", 1.0);
+      if (persist->help) constants.emplace_back("HELP_TEST", 1.0);
     }
     // Diagnostics: the kernel ends after one of its phases (q4_gemv.wgsl's STOP, stop_code); the
     // product's output is not written.
@@ -687,13 +699,33 @@ std::unique_ptr<runtime::NodeExec> q8_down(const NodeContext& ctx, gpu::BufferBi
   return exec;
 }
 
-std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down, uint64_t workgroups) {
+// The most column tiles the persist variant's gate/up product can have: tiles of 32 columns at
+// least (32 lanes per column group at most, as Q8OUT has it).
+uint64_t max_gate_up_tiles(const Facts& f) { return ceil_div(f.n, kQ4GemvColumns * kWorkgroup / kQ8OutLanes); }
+
+std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down, uint64_t workgroups,
+                             bool by_default) {
   if (auto why = q8_pair_guard(gate_up, down); !why.empty()) return why;
   const Facts f = facts_of(gate_up, Op::Swiglu);
   if (!f.ops.norm) return "the gate/up product has no norm prologue (the persist variant is add_rms_norm_'s)";
   if (!x8(gate_up, f)) return "x is not staged in int8";
+  if (!option(gate_up, "quant_gemv_stop").empty()) return "quant_gemv_stop is set (a diagnostic of the separate products)";
   if (workgroups == 0 || workgroups > gate_up.gpu().workgroups_per_dimension()) {
     return std::to_string(workgroups) + " workgroups is not 1 to " + std::to_string(gate_up.gpu().workgroups_per_dimension());
+  }
+  if (workgroups > 1 && gate_up.gpu().adapter().is_cpu) {
+    return "a CPU adapter may suspend a started workgroup while another waits for it: 1 workgroup there";
+  }
+  if (workgroups > 1 && ceil_div(max_gate_up_tiles(f), workgroups) > 32) {  // a claim word's bits
+    return std::to_string(workgroups) + " workgroups may take more than 32 gate/up tiles each";
+  }
+  if (std::min(workgroups, max_gate_up_tiles(f)) > kPersistClaimWords) {
+    return "more than " + std::to_string(kPersistClaimWords) + " workgroups with gate/up tiles";
+  }
+  if (by_default && gate_up.gpu().adapter().is_cpu) return "a CPU adapter (quant_mlp_persist=on takes it)";
+  if (by_default && max_gate_up_tiles(f) > workgroups) {
+    return "up to " + std::to_string(max_gate_up_tiles(f)) + " gate/up tiles for " + std::to_string(workgroups) +
+           " workgroups, where it measured slower (quant_mlp_persist=on takes it)";
   }
   return "";
 }
@@ -703,17 +735,21 @@ std::unique_ptr<runtime::NodeExec> q8_persist(const NodeContext& gate_up, const 
   f.q8_out = true;
   const Facts d = facts_of(down, Op::Linear);
   auto exec = std::make_unique<Steps>();
-  // act in int8 as q8_run writes it (a row: N / 2 bytes, and 16 per 32 values), then the
-  // handoff's counts (zero at rest: this buffer is the node's own).
+  // The handoff words, the claim words (a word per workgroup that has gate/up tiles, from word
+  // kPersistClaims), then act in int8 as q8_run writes it (a row: N / 2 bytes, and 16 per 32
+  // values) from word kPersistAct: the same places in every node (q4_gemv.wgsl's PERSIST).
   const uint64_t act_words = 3 * f.n / 16;
-  const gpu::BufferBinding q8 = exec->own(gate_up, 4 * (act_words + 4), "act in int8 and the handoff's counts");
+  const gpu::BufferBinding q8 = gate_up.handoff(
+      4 * (kPersistAct - runtime::HandoffPool::kWords + act_words),
+      "route q4_gemv_persist (--option quant_mlp_persist=off runs the MLP as two dispatches)");
   const uint32_t sg_size = gate_up.gpu().adapter().subgroup_min_size;
   Persist p;
   p.n = static_cast<uint32_t>(d.n);
   p.k = static_cast<uint32_t>(d.k);
   p.tpc = lanes(down, d, false);
   p.tiles = static_cast<uint32_t>(ceil_div(d.n, kQ4GemvColumns * kWorkgroup / p.tpc));
-  p.sync = static_cast<uint32_t>(act_words);
+  p.fault = option(gate_up, "quant_mlp_persist_fault") == "on";
+  p.help = option(gate_up, "quant_mlp_persist_help") == "on";
   p.workgroups = workgroups;
   p.sgwg = sg_size > 0 && p.tpc >= sg_size && p.tpc % sg_size == 0;
   const gpu::BufferBinding w = gate_up.input(f.ops.weight).binding();

@@ -333,17 +333,26 @@ fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
 
 // The gated MLP in one dispatch (PERSIST: linear_swiglu_linear's one-row steps where the
 // quant_mlp_persist option lets them): the workgroups make the gate/up product with its int8 act
-// epilogue as above, then hand over inside the dispatch and make the down product of that act,
-// each taking every G-th of its column tiles (G = p_tile_stride(), the workgroups launched). The
-// handoff: each workgroup counts itself once its act words are written (a storage barrier, then
-// an atomic add), and waits until all G have; so all G must run at once, which WebGPU does not
-// promise: the host launches few enough for the adapter to hold them together, and a wait gives
-// up after SPIN_LIMIT polls (marking the counts' third word). Out1 (atomic here: act's words
-// are read with atomic loads, past any cache that could hold them stale) holds act's words,
-// then the three count words at D_SYNC; the last workgroup to finish sets them back to 0 for the
-// next dispatch. The down product's sizes are pipeline constants (D_*); its weight (nibbles,
-// then scales from word D_SCALE_BASE) is bound as X, and x as Bias (x4 reads it; no bias here);
-// its output is Out2.
+// epilogue as above, count the tiles they made, wait until all T1 = p_tiles_n() are, then make
+// their tiles of the down product of that act (every G-th, G = p_tile_stride(), the workgroups
+// launched). WebGPU does not promise that a dispatch's workgroups run at once, so no wait
+// depends on it: a workgroup claims its gate/up tiles as it starts (claim word w holds a bit
+// for each of tiles w, w + G, ...: one atomic or), makes those it got, and a wait that lasts
+// PATIENCE polls claims the tiles of a workgroup that has not started and makes them itself; the
+// late one finds them claimed, and makes its down tiles when it runs. A claim is made by a
+// running workgroup that waits for nothing until it has made the tile, so every wait ends where
+// started workgroups keep running, as on a GPU (a CPU adapter may suspend one while another
+// polls: the host launches one workgroup there); a wait that still lasts SPIN_LIMIT polls sets
+// the fault word, which the program reads with every readback (an error, not a hang). Out1
+// (atomic here: act's words are read with atomic loads, past any cache that could hold them
+// stale) holds the handoff words (runtime/handoff_pool.h: DONE counts the tiles made, EXITS the
+// workgroups finished, FAULT is the fault word), min(G, T1) claim words from D_CLAIMS, then act's
+// words from D_ACT; the last workgroup to finish sets the counts and claims back to 0 for the
+// next dispatch. Every node's dispatch uses the same buffer, so the claim words lie where no
+// node's act does (D_ACT past the most claim words any node has), and neither shares a 128-byte
+// line with the polled count (atomics on one line take turns). The down product's sizes are
+// pipeline constants (D_*); its weight (nibbles, then scales from word D_SCALE_BASE) is bound as
+// X, and x as Bias (x4 reads it; no bias here); its output is Out2.
 override PERSIST: bool = false;
 override D_N: u32 = 1u;
 override D_K: u32 = 32u;
@@ -353,8 +362,20 @@ override D_GROUP_SHIFT: u32 = 5u;
 override D_GROUPS: u32 = 1u;
 override D_SCALE_BASE: u32 = 0u;
 override D_SCALE_F16: bool = false;
-override D_SYNC: u32 = 0u;
+override D_CLAIMS: u32 = 32u;
+override D_ACT: u32 = 64u;
+// Every wait sets the fault word and goes on at once: a diagnostic (the quant_mlp_persist_fault
+// option) that tests the program's check.
+override FAULT_NOW: bool = false;
+// Workgroup 0 claims none of its gate/up tiles, leaving them to a wait: a diagnostic (the
+// quant_mlp_persist_help option) with which the tests see the waits make them.
+override HELP_TEST: bool = false;
+const DONE = 0u;
+const EXITS = 1u;
+const FAULT = 2u;
+const PATIENCE = 64u;
 const SPIN_LIMIT = 1u << 22u;
+var<workgroup> claim_s: vec2<u32>;
 {{persist_fns}}
 
 fn down_word(i: u32) -> u32 { return X[i >> 2u][i & 3u]; }
@@ -379,16 +400,47 @@ fn down_chunk(cols: vec4<u32>, c: u32) -> vec4<f32> {
   return s * q8_dots(xw, e, q);
 }
 
-// Word `which` of the counts reaches `goal` (one invocation polls; the caller's barrier then
-// holds the workgroup); past SPIN_LIMIT polls it gives up and marks word 2.
-fn wait_count(which: u32, goal: u32) {
-  var spins = 0u;
+// Whether the workgroups claim their tiles: not where one workgroup makes more than 32 (G = 1,
+// the host's choice on a CPU adapter), which has no one to wait for.
+fn claiming() -> bool { return PERSIST && (p_tile_stride() > 1u || p_tiles_n() <= 32u); }
+
+// The bits of claim word w (< min(G, T1)): one for each of its tiles w, w + G, ... below T1.
+fn claim_bits(w: u32) -> u32 {
+  let n = (p_tiles_n() - w + p_tile_stride() - 1u) / p_tile_stride();
+  return select((1u << n) - 1u, 0xffffffffu, n >= 32u);
+}
+
+// The wait (one invocation; the caller hands its answer to the workgroup): (T1, 0) once DONE
+// counts every gate/up tile; after PATIENCE polls, (w, bits): the tiles of claim word w that
+// this call claimed, the first word at or after `start` (cyclically) with any left, for the
+// caller to make before it waits again.
+fn wait_or_claim(start: u32) -> vec2<u32> {
+  let t1 = p_tiles_n();
+  if (FAULT_NOW) {
+    sync_store(FAULT, 1u);
+    return vec2<u32>(t1, 0u);
+  }
+  var polls = 0u;
+  var total = 0u;
   loop {
-    if (sync_load(which) >= goal) { break; }
-    spins++;
-    if (spins >= SPIN_LIMIT) {
-      sync_store(2u, 1u);
-      break;
+    if (sync_load(DONE) >= t1) { return vec2<u32>(t1, 0u); }
+    polls++;
+    total++;
+    if (total >= SPIN_LIMIT) {  // a claimed tile that is not being made: see above
+      sync_store(FAULT, 1u);
+      return vec2<u32>(t1, 0u);
+    }
+    if (polls >= PATIENCE) {
+      let words = min(p_tile_stride(), t1);
+      for (var i = 0u; i < words; i++) {
+        let w = (start + i) % words;
+        let want = claim_bits(w);
+        if ((sync_load(D_CLAIMS + w) & want) != want) {
+          let got = want & ~sync_or(D_CLAIMS + w, want);
+          if (got != 0u) { return vec2<u32>(w, got); }
+        }
+      }
+      polls = 0u;  // every tile is claimed, by workgroups that are making them
     }
   }
 }
@@ -401,6 +453,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (m0 >= params.m) { return; }
   let rows = min(R, params.m - m0);
   var touched = touch_first(wg, lid);
+  // PERSIST: lid 0 claims the workgroup's gate/up tiles now; the answer is needed after staging.
+  var claimed = 0u;
+  if (claiming() && lid == 0u && wg < min(p_tile_stride(), p_tiles_n()) && !(HELP_TEST && wg == 0u)) {
+    let want = claim_bits(wg);
+    claimed = want & ~sync_or(D_CLAIMS + wg, want);
+  }
   var x_scale = 1.0;  // the norm prologue's 1 / rms with x in int8 (SSQ): the product's factor
   {{stage}}
   {{lane_groups}}
@@ -410,74 +468,91 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     return;
   }
   // Column tiles wg % G, + G, ... (G = p_tile_stride() workgroups per row of x: tiles_n, one
-  // tile each, unless x is staged, where fewer workgroups share the staging).
-  for (var tile = wg % p_tile_stride(); tile < p_tiles_n(); tile += p_tile_stride()) {
-    let n0 = tile * (C * WG / lanes) + C * group;
-    let chunks = p_k() >> 5u;
-    let cols = group_cols(n0);
-    var acc: array<vec4<f32>, R>;  // [row][column]
-    for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
-    if (n0 < p_n()) {
-      for (var c = t; c < chunks; c += lanes) {
-        let ld = load_chunk(cols, c);
-        let q = ld.q;
-        let s = ld.s;
-        // Constant trip counts and no early exits: the loops unroll and the arrays stay in
-        // registers (a dynamic index would put them in slow per-invocation memory).
-        for (var r = 0u; r < R; r++) {
-          if (r < rows) { acc[r] += s * chunk_sums(m0 + r, c, q); }
+  // tile each, unless x is staged, where fewer workgroups share the staging); PERSIST: those of
+  // them it claimed, then those of any claim word that a wait claims.
+  var w = wg % p_tile_stride();
+  var mine = 0xffffffffu;  // the tiles w + j * G to make: bit j
+  if (claiming()) {
+    if (lid == 0u) { claim_s = vec2<u32>(w, claimed); }
+    mine = workgroupUniformLoad(&claim_s).y;
+  }
+  loop {
+    for (var tile = w; tile < p_tiles_n(); tile += p_tile_stride()) {
+      if (claiming() && (mine & (1u << ((tile - w) / p_tile_stride()))) == 0u) { continue; }
+      let n0 = tile * (C * WG / lanes) + C * group;
+      let chunks = p_k() >> 5u;
+      let cols = group_cols(n0);
+      var acc: array<vec4<f32>, R>;  // [row][column]
+      for (var r = 0u; r < R; r++) { acc[r] = vec4<f32>(); }
+      if (n0 < p_n()) {
+        for (var c = t; c < chunks; c += lanes) {
+          let ld = load_chunk(cols, c);
+          let q = ld.q;
+          let s = ld.s;
+          // Constant trip counts and no early exits: the loops unroll and the arrays stay in
+          // registers (a dynamic index would put them in slow per-invocation memory).
+          for (var r = 0u; r < R; r++) {
+            if (r < rows) { acc[r] += s * chunk_sums(m0 + r, c, q); }
+          }
         }
       }
-    }
-    if (STOP == 2u) {
-      keep_f32(acc[0].x + acc[0].y + acc[0].z + acc[0].w);
-      continue;
-    }
-    for (var r = 0u; r < R; r++) {
-      if (r < rows) {
-        {{reduce}}
-        if (t == 0u && n0 < p_n()) {
-          // Columns past N (clamped) are not written.
-          let v = sum * x_scale + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
-          if ((p_flags() & SWIGLU) != 0u) {
-            // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
-            let j = n0 / 2u;
-            let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
-            if ((p_flags() & Q8OUT) != 0u) { yq[group] = y; }
-            if ((p_flags() & OUT_F16) != 0u) {
-              put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
+      if (STOP == 2u) {
+        keep_f32(acc[0].x + acc[0].y + acc[0].z + acc[0].w);
+        continue;
+      }
+      for (var r = 0u; r < R; r++) {
+        if (r < rows) {
+          {{reduce}}
+          if (t == 0u && n0 < p_n()) {
+            // Columns past N (clamped) are not written.
+            let v = sum * x_scale + vec4<f32>(bias(cols.x), bias(cols.y), bias(cols.z), bias(cols.w));
+            if ((p_flags() & SWIGLU) != 0u) {
+              // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
+              let j = n0 / 2u;
+              let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
+              if ((p_flags() & Q8OUT) != 0u) { yq[group] = y; }
+              if ((p_flags() & OUT_F16) != 0u) {
+                put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
+              } else {
+                put(m0 + r, j, y.x);
+                if (n0 + 2u < p_n()) { put(m0 + r, j + 1u, y.y); }
+              }
+            } else if ((p_flags() & OUT_F16) != 0u) {
+              // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
+              put2(m0 + r, n0, v.xy);
+              if (n0 + 2u < p_n()) { put2(m0 + r, n0 + 2u, v.zw); }
             } else {
-              put(m0 + r, j, y.x);
-              if (n0 + 2u < p_n()) { put(m0 + r, j + 1u, y.y); }
-            }
-          } else if ((p_flags() & OUT_F16) != 0u) {
-            // N and every split are even, so n0 + 1 and n0 + 3 exist when n0 and n0 + 2 do.
-            put2(m0 + r, n0, v.xy);
-            if (n0 + 2u < p_n()) { put2(m0 + r, n0 + 2u, v.zw); }
-          } else {
-            for (var j = 0u; j < C; j++) {
-              if (n0 + j < p_n()) { put(m0 + r, n0 + j, v[j]); }
+              for (var j = 0u; j < C; j++) {
+                if (n0 + j < p_n()) { put(m0 + r, n0 + j, v[j]); }
+              }
             }
           }
         }
       }
+      if ((p_flags() & Q8OUT) != 0u) {
+        workgroupBarrier();  // every group's pair is in yq
+        let per_tile = 2u * WG / lanes;
+        let j0 = tile * per_tile + 16u * lid;
+        if (lid < per_tile / 16u && j0 < p_n() / 2u) { q8_run(m0, j0, 8u * lid); }
+      }
+      workgroupBarrier();  // red's (and yq's) slots are rewritten by the next tile
     }
-    if ((p_flags() & Q8OUT) != 0u) {
-      workgroupBarrier();  // every group's pair is in yq
-      let per_tile = 2u * WG / lanes;
-      let j0 = tile * per_tile + 16u * lid;
-      if (lid < per_tile / 16u && j0 < p_n() / 2u) { q8_run(m0, j0, 8u * lid); }
+    if (!claiming()) {
+      if (FAULT_NOW && lid == 0u) { sync_store(FAULT, 1u); }
+      break;
     }
-    workgroupBarrier();  // red's (and yq's) slots are rewritten by the next tile
+    storageBarrier();  // the tiles' act words are written
+    if (lid == 0u) {
+      if (mine != 0u) { sync_add(DONE, countOneBits(mine)); }
+      claim_s = wait_or_claim(wg);
+    }
+    let next = workgroupUniformLoad(&claim_s);
+    if (next.y == 0u) { break; }
+    w = next.x;
+    mine = next.y;
   }
   if (PERSIST) {
     let workgroups = p_tile_stride();
-    storageBarrier();  // this workgroup's act words are written
-    if (lid == 0u) {
-      sync_add(0u);
-      wait_count(0u, workgroups);
-    }
-    workgroupBarrier();
     let li = group * lanes + t;  // this invocation's place in the workgroup's lane groups
     {
       let lanes = D_TPC;
@@ -503,10 +578,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();  // red's slots are rewritten by the next tile
       }
     }
-    // The last workgroup out sets the counts back to 0 (every other has stopped reading them).
-    if (lid == 0u && sync_add(1u) + 1u == workgroups) {
-      sync_store(0u, 0u);
-      sync_store(1u, 0u);
+    // The last workgroup out sets the counts and claims back to 0 (every other has stopped
+    // using them), a claim word per invocation (one invocation storing them all cost ~4 us a
+    // dispatch on the H200).
+    if (lid == 0u) { claim_s.x = sync_add(EXITS, 1u) + 1u; }
+    if (workgroupUniformLoad(&claim_s).x == workgroups) {
+      for (var i = lid; i < min(workgroups, p_tiles_n()); i += WG) { sync_store(D_CLAIMS + i, 0u); }
+      if (lid == 0u) {
+        sync_store(DONE, 0u);
+        sync_store(EXITS, 0u);
+      }
     }
   }
   keep(touched);

@@ -38,10 +38,11 @@ std::string q8_pair_guard(const runtime::NodeContext& gate_up, const runtime::No
 std::unique_ptr<runtime::NodeExec> q8_gate_up(const runtime::NodeContext& ctx, gpu::BufferBinding& q8);
 std::unique_ptr<runtime::NodeExec> q8_down(const runtime::NodeContext& ctx, gpu::BufferBinding q8);
 // The same pair in one dispatch (q4_gemv.wgsl's PERSIST: the down product after a handoff inside
-// the dispatch) over `workgroups` workgroups, which must all run at once: "" where the pair can,
-// else why not (q8_pair_guard's reasons too), and its executable part.
+// the dispatch) over `workgroups` workgroups, which need not run at once: "" where the pair can
+// (`by_default`: and where the route measured faster), else why not (q8_pair_guard's reasons
+// too), and its executable part.
 std::string q8_persist_guard(const runtime::NodeContext& gate_up, const runtime::NodeContext& down,
-                             uint64_t workgroups);
+                             uint64_t workgroups, bool by_default);
 std::unique_ptr<runtime::NodeExec> q8_persist(const runtime::NodeContext& gate_up, const runtime::NodeContext& down,
                                               uint64_t workgroups);
 // linear_swiglu_linear and add_rms_norm_linear_swiglu_linear: the pair above at one row, else

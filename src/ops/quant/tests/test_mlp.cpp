@@ -8,6 +8,7 @@
 // values moved to the neighbouring run (what a wrong word or step order in the handover
 // gives), and with quant_mlp_q8 off no q8 kernel runs.
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "quant_program.h"
@@ -100,7 +101,8 @@ class Mlps {
     return r;
   }
 
-  void verify(const Program& prog, const std::string& name) const {
+  // `route`: also check that the node took its spec's route.
+  void verify(const Program& prog, const std::string& name, bool route = true) const {
     SCOPED_TRACE(name);
     const Node& n = nodes_.at(name);
     const MlpSpec& s = n.spec;
@@ -121,7 +123,9 @@ class Mlps {
     EXPECT_EQ(prog.output_shape(name + ".y"), (std::vector<int64_t>{s.m, s.out}));
     EXPECT_TRUE(testing::within_bound(prog.read_f32(name + ".y"), down_reference(name, act), s.i, false)) << "out";
     const RouteChoice& choice = prog.routes().at(n.index);
-    EXPECT_EQ(choice.route, s.route) << testing::rejected(choice);
+    if (route) {
+      EXPECT_EQ(choice.route, s.route) << testing::rejected(choice);
+    }
   }
 
  private:
@@ -154,7 +158,8 @@ TEST(QuantMlp, EveryNodeMatchesItsReference) {
   graph::GraphBuilder b;
   Mlps mlps;
   for (const MlpSpec& s : specs()) mlps.add(b, s);
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"profile", "1"}});
+  // The pair of dispatches (the persist route, a GPU's default for these shapes, has a test below).
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"profile", "1"}, {"quant_mlp_persist", "off"}});
   for (const MlpSpec& s : specs()) mlps.set(prog, s.name);
   prog.execute();
   for (const MlpSpec& s : specs()) mlps.verify(prog, s.name);
@@ -189,7 +194,8 @@ TEST(QuantMlp, OneWorkgroupWalkingEveryTileMatches) {
   Mlps mlps;
   const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
   for (const MlpSpec& s : one_row) mlps.add(b, s);
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_stage_wgs", "1"}});
+  Program prog(testing::shared_context(), b.build(), b.weights(),
+               {{"quant_gemv_stage_wgs", "1"}, {"quant_mlp_persist", "off"}});
   for (const MlpSpec& s : one_row) mlps.set(prog, s.name);
   prog.execute();
   for (const MlpSpec& s : one_row) mlps.verify(prog, s.name);
@@ -212,50 +218,125 @@ TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
 }
 
 // The persist route (gate/up, handoff and down in one dispatch) gives what the pair of
-// dispatches gives, bit for bit, over several steps with new inputs (the handoff's counts are
-// back at zero after each): the same products with the same lanes (one workgroup walking every
-// tile in both, the workgroup reduction in both). One workgroup on a CPU adapter (which does not
-// run a dispatch's workgroups together); on a GPU also 64 and 256, so that the workgroups wait
-// on each other.
+// dispatches gives, bit for bit, over several steps with new inputs (the handoff's words are
+// back at zero after each): the same products with the same lanes (as many workgroups in both,
+// the workgroup reduction in both). One workgroup on a CPU adapter (the route takes no more
+// there), on a GPU also 64, 256 and 4,096 (more than a GPU runs at once: the waits make the
+// gate/up tiles of workgroups that have not started). With quant_mlp_persist_help, workgroup 0
+// claims none of its gate/up tiles, leaving them to a wait, which must make them all (else
+// act, and so y, would differ).
 TEST(QuantMlp, PersistMatchesThePairBitForBit) {
   const bool gpu = !testing::shared_context().adapter().is_cpu;
-  for (const char* wgs : {"1", "64", "256"}) {
-    if (!gpu && std::string(wgs) != "1") continue;
-    SCOPED_TRACE(std::string("quant_mlp_persist_wgs ") + wgs);
-    const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
-    graph::GraphBuilder b1, b2;
-    Mlps pair_mlps, persist_mlps;
-    for (MlpSpec s : one_row) {
-      pair_mlps.add(b1, s);
-      s.route = "q4_gemv_persist";
-      persist_mlps.add(b2, s);
-    }
-    const RuntimeOptions base{{"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}};
-    RuntimeOptions with = base;
-    with["quant_mlp_persist"] = "on";
-    with["quant_mlp_persist_wgs"] = wgs;
-    Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
-    Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
-    for (int step = 0; step < 3; ++step) {
-      for (const MlpSpec& s : one_row) {
-        pair_mlps.set(pair, s.name);
-        persist_mlps.set(persist, s.name);
+  for (const char* wgs : {"1", "64", "256", "4096"}) {
+    for (const char* help : {"off", "on"}) {
+      if (!gpu && std::atoi(wgs) > 1) continue;
+      SCOPED_TRACE(std::string("quant_mlp_persist_wgs ") + wgs + ", quant_mlp_persist_help " + help);
+      const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
+      graph::GraphBuilder b1, b2;
+      Mlps pair_mlps, persist_mlps;
+      for (MlpSpec s : one_row) {
+        pair_mlps.add(b1, s);
+        s.route = "q4_gemv_persist";
+        persist_mlps.add(b2, s);
       }
-      pair.execute();
-      persist.execute();
-      EXPECT_EQ(persist.dispatches_per_execute(), one_row.size());
-      EXPECT_EQ(pair.dispatches_per_execute(), 2 * one_row.size());
-      for (const MlpSpec& s : one_row) {
-        persist_mlps.verify(persist, s.name);
-        for (const char* out : {".act", ".y", ".sum"}) {
-          EXPECT_EQ(persist.read_f32(s.name + out), pair.read_f32(s.name + out)) << s.name << out;
+      const RuntimeOptions base{
+        {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}, {"quant_mlp_persist", "off"}};
+      RuntimeOptions with = base;
+      with["quant_mlp_persist"] = "on";
+      with["quant_mlp_persist_wgs"] = wgs;
+      with["quant_mlp_persist_help"] = help;
+      Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
+      Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
+      for (int step = 0; step < 3; ++step) {
+        for (const MlpSpec& s : one_row) {
+          pair_mlps.set(pair, s.name);
+          persist_mlps.set(persist, s.name);
         }
+        pair.execute();
+        persist.execute();
+        EXPECT_EQ(persist.dispatches_per_execute(), one_row.size());
+        EXPECT_EQ(pair.dispatches_per_execute(), 2 * one_row.size());
+        for (const MlpSpec& s : one_row) {
+          persist_mlps.verify(persist, s.name);
+          for (const char* out : {".act", ".y", ".sum"}) {
+            EXPECT_EQ(persist.read_f32(s.name + out), pair.read_f32(s.name + out)) << s.name << out;
+          }
+        }
+        for (const gpu::DispatchTiming& t : persist.last_timings()) {
+          EXPECT_NE(t.kernel.find(".persist"), std::string::npos) << t.kernel;
+        }
+        if (::testing::Test::HasFailure()) return;
       }
-      for (const gpu::DispatchTiming& t : persist.last_timings()) {
-        EXPECT_NE(t.kernel.find(".persist"), std::string::npos) << t.kernel;
-      }
-      if (::testing::Test::HasFailure()) return;
     }
+  }
+}
+
+// A wait that gave up (quant_mlp_persist_fault makes every wait set the fault word at once) is an error at
+// the next read, synchronous or asynchronous, naming the route and the option that avoids it, and
+// stays one until the state is reset. Negative control: the same program without the option
+// reads its values (and PersistMatchesThePairBitForBit reads them on every step).
+TEST(QuantMlp, PersistWaitThatGaveUpFailsTheRead) {
+  for (const bool fault : {false, true}) {
+    SCOPED_TRACE(fault ? "fault" : "no fault");
+    graph::GraphBuilder b;
+    Mlps mlps;
+    MlpSpec s = specs()[0];
+    s.route = "q4_gemv_persist";
+    mlps.add(b, s);
+    RuntimeOptions options{{"quant_gemv_stage_wgs", "1"}, {"quant_mlp_persist", "on"}, {"quant_mlp_persist_wgs", "1"}};
+    if (fault) options["quant_mlp_persist_fault"] = "on";
+    Program prog(testing::shared_context(), b.build(), b.weights(), options);
+    mlps.set(prog, s.name);
+    AsyncRead later = prog.read_async(s.name + ".y");
+    prog.execute();
+    if (!fault) {
+      mlps.verify(prog, s.name);
+      EXPECT_EQ(later.f32(), prog.read_f32(s.name + ".y"));
+      continue;
+    }
+    for (int read = 0; read < 2; ++read) {  // twice: the fault stays
+      try {
+        prog.read_f32(s.name + ".y");
+        ADD_FAILURE() << "the read after a wait that gave up did not throw";
+      } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("a wait for them gave up"), std::string::npos) << what;
+        EXPECT_NE(what.find("q4_gemv_persist"), std::string::npos) << what;
+        EXPECT_NE(what.find("quant_mlp_persist=off"), std::string::npos) << what;
+      }
+    }
+    EXPECT_THROW(later.f32(), std::runtime_error);
+    prog.reset_state();  // the words back to 0: the (stale) values read again
+    EXPECT_NO_THROW(prog.read_f32(s.name + ".y"));
+  }
+}
+
+// Unset, quant_mlp_persist takes the persist route on a GPU adapter where the gate/up product
+// has at most one tile per workgroup (256 of them), and not on a CPU adapter; set on, it takes it
+// anywhere (and the route then runs one workgroup on a CPU adapter).
+TEST(QuantMlp, PersistByDefaultOnlyOnGpusWhereTilesFit) {
+  const bool gpu = !testing::shared_context().adapter().is_cpu;
+  graph::GraphBuilder b;
+  Mlps mlps;
+  const MlpSpec fits = specs()[0];                          // 512 gate/up columns
+  const MlpSpec wide{"wide", 1, 32, 4160, 32, true, ""};    // 8,320: up to 260 tiles
+  mlps.add(b, fits);
+  mlps.add(b, wide);
+  for (const char* on : {"", "on"}) {
+    SCOPED_TRACE(std::string("quant_mlp_persist ") + on);
+    RuntimeOptions options;
+    if (*on) options["quant_mlp_persist"] = on;
+    Program prog(testing::shared_context(), b.build(), b.weights(), options);
+    const std::string fits_why = testing::rejected(prog.routes().at(0)), wide_why = testing::rejected(prog.routes().at(1));
+    EXPECT_EQ(prog.routes().at(0).route, *on || gpu ? "q4_gemv_persist" : "q4_gemv_q8") << fits_why;
+    EXPECT_EQ(prog.routes().at(1).route, *on ? "q4_gemv_persist" : "q4_gemv_q8") << wide_why;
+    if (!*on) {
+      const std::string& why = gpu ? wide_why : fits_why;
+      EXPECT_NE(why.find(gpu ? "260 gate/up tiles for 256 workgroups" : "a CPU adapter"), std::string::npos) << why;
+    }
+    for (const MlpSpec& s : {fits, wide}) mlps.set(prog, s.name);
+    prog.execute();
+    for (const MlpSpec& s : {fits, wide}) mlps.verify(prog, s.name, false);
   }
 }
 
@@ -267,6 +348,8 @@ TEST(QuantMlp, MalformedOptionIsABuildError) {
   EXPECT_TRUE(
       testing::build_fails(b, {{"quant_mlp_persist", "maybe"}}, "the quant_mlp_persist option is 'maybe', not on or off"));
   EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_wgs", "x"}}, "quant_mlp_persist_wgs"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_fault", "x"}},
+                                   "the quant_mlp_persist_fault option is 'x', not on or off"));
 }
 
 }  // namespace
