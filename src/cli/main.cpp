@@ -45,6 +45,13 @@ global options:
   --version     the wgx version
 )";
 
+// Reports an error on stderr, on a line of its own, and gives the exit code.
+int fail(const std::string& message, int code) {
+  wgx::cli::end_output_line();
+  std::fprintf(stderr, "wgx: %s\n", message.c_str());
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,25 +104,18 @@ int main(int argc, char** argv) {
     if (command == "bench") return cli::run_bench(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const gpu::GpuError& e) {
-    std::fprintf(stderr, "wgx: %s\n", e.what());
-    return e.kind() == gpu::ErrorKind::Setup ? 3 : 1;
+    return fail(e.what(), e.kind() == gpu::ErrorKind::Setup ? 3 : 1);
   } catch (const format::FormatError& e) {
-    std::fprintf(stderr, "wgx: %s\n", e.what());
-    return 4;
+    return fail(e.what(), 4);
   } catch (const tokenizer::TokenizerError& e) {
-    std::fprintf(stderr, "wgx: %s\n", e.what());
-    return 4;
+    return fail(e.what(), 4);
   } catch (const models::ModelError& e) {
-    std::fprintf(stderr, "wgx: %s\n", e.what());
-    return 4;
+    return fail(e.what(), 4);
   } catch (const graph::GraphError& e) {
-    std::fprintf(stderr, "wgx: %s\n", e.what());
-    return 4;
+    return fail(e.what(), 4);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "wgx: %s\n", e.what());
-    return 2;
+    return fail(e.what(), 2);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "wgx: error: %s\n", e.what());
-    return 1;
+    return fail(std::string("error: ") + e.what(), 1);
   }
 }

@@ -67,9 +67,12 @@ uint64_t random_seed() {
   return (uint64_t{rd()} << 32) | rd();
 }
 
+bool line_open = false;  // stdout's last text did not end its line
+
 void write_out(std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
+  if (!text.empty()) line_open = text.back() != '\n';
 }
 
 llm::ChatTemplate chat_template_of(const LoadedModel& m) {
@@ -97,6 +100,11 @@ int64_t parse_in_flight(const std::string& text) {
 }
 
 }  // namespace
+
+void end_output_line() {
+  if (!line_open) return;
+  write_out("\n");
+}
 
 int run_generate(const GlobalOptions& global, const std::vector<std::string>& argv) {
   if (wants_help(argv)) {

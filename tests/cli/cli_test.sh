@@ -142,6 +142,21 @@ case "$case_name" in
       run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
     ! grep -q "comb.i8" "$tmp/err" || fail "the projection merged with sdpa_decode_fold_chunks=0"
     same "the combine pass" ;;
+  persist_mlp)
+    # The MLP in one dispatch (quant_mlp_persist=on; one workgroup on a CPU adapter) gives the
+    # demo's greedy tokens; a wait that gave up (quant_mlp_persist_fault=on) stops the run with an
+    # error on a line of its own after the first token (the prefill's), naming the route.
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 16 --temp 0
+    cp "$tmp/out" "$tmp/plain"
+    run 0 env WGX_LOG_PIPELINES=1 "$wgx" --option quant_mlp_persist=on run --model "$root/models/demo" \
+      -p "The meaning of life is" -n 16 --temp 0
+    expect_err "^wgx: pipeline q4_gemv\[q4_gemv.f32.[a-z]*.r1.norm.i8.persist\]"
+    diff <(grep -v "tok/s" "$tmp/out") <(grep -v "tok/s" "$tmp/plain") >/dev/null || fail "the tokens changed"
+    run 1 "$wgx" --option quant_mlp_persist=on --option quant_mlp_persist_fault=on run --model "$root/models/demo" \
+      -p "The meaning of life is" -n 16 --temp 0
+    expect_err "^wgx: error: a dispatch whose workgroups hand work over to each other reported that a wait"
+    expect_err "route q4_gemv_persist (--option quant_mlp_persist=off runs the MLP as two dispatches) in layers.0.mlp"
+    [ "$(tail -c 1 "$tmp/out" | od -An -c | tr -d ' ')" = '\n' ] || fail "stdout's line was left open" ;;
   pipeline_stats_pairing)
     # pair.py joins each wgx label with the statistics line after it, masks the driver's high
     # bits off the local memory size and works out the workgroups an SM holds.
