@@ -13,18 +13,13 @@ gpu::BufferBinding HandoffPool::get(uint64_t bytes, const std::string& user, con
     const uint64_t size = (want + kRound - 1) / kRound * kRound;
     // Created zero-filled (WebGPU's guarantee): the counts at rest.
     buffers_.push_back(std::make_unique<gpu::Buffer>(gpu_, size, gpu::BufferKind::Storage, "handoff words"));
+    words_.push_back({buffers_.back().get(), 0, kWords * 4});
     bytes_ += size;
   }
   auto u = std::find_if(users_.begin(), users_.end(), [&user](const auto& e) { return e.first == user; });
   if (u == users_.end()) u = users_.insert(users_.end(), {user, {}});
   u->second.push_back(node);
   return {buffers_.back().get(), 0, want};
-}
-
-std::vector<gpu::Span> HandoffPool::words() const {
-  std::vector<gpu::Span> spans;
-  for (const auto& b : buffers_) spans.push_back({b.get(), 0, kWords * 4});
-  return spans;
 }
 
 void HandoffPool::check(const uint8_t* words) const {

@@ -11,9 +11,9 @@
 
 #include "graph/error.h"
 #include "graph/validate.h"
+#include "runtime/handoff_pool.h"
 #include "runtime/memory_plan.h"
 #include "runtime/param_arena.h"
-#include "runtime/handoff_pool.h"
 #include "runtime/scratch_pool.h"
 
 namespace wgx::runtime {
@@ -692,7 +692,6 @@ void Program::execute(int repeats) {
     if (bytes) rec->copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
   }
   std::vector<std::shared_ptr<AsyncRead::State>> reads;
-  const std::vector<gpu::Span> handoff_words = m.handoff.words();
   for (const auto& weak : m.pending_reads) {
     std::shared_ptr<AsyncRead::State> st = weak.lock();
     if (!st) continue;  // dropped before this execute
@@ -702,9 +701,9 @@ void Program::execute(int repeats) {
     st->bytes = storage_bytes(r.storage, numel(st->shape));
     if (st->bytes) {
       std::vector<gpu::Span> spans{{r.buffer, r.offset, st->bytes}};
-      for (const gpu::Span& w : handoff_words) spans.push_back(w);
+      spans.insert(spans.end(), m.handoff.words().begin(), m.handoff.words().end());
       st->handoff = &m.handoff;
-      st->word_bytes = HandoffPool::kWords * 4 * handoff_words.size();
+      st->word_bytes = m.handoff.word_bytes();
       rec->readback(spans, *st->slot->buffer);
     }
     reads.push_back(std::move(st));
@@ -809,8 +808,8 @@ AsyncRead Program::read_async(std::string_view output) {
                              "' are outstanding; collect or drop one first");
     }
     auto slot = std::make_unique<ReadPool::Slot>();
-    const uint64_t words = HandoffPool::kWords * 4 * m.handoff.words().size();
-    slot->buffer = std::make_unique<gpu::AsyncReadback>(m.gpu, r.capacity + words, "read_async " + out.name);
+    slot->buffer =
+        std::make_unique<gpu::AsyncReadback>(m.gpu, r.capacity + m.handoff.word_bytes(), "read_async " + out.name);
     slot->output = out.value;
     free = slot.get();
     pool.slots.push_back(std::move(slot));
@@ -842,7 +841,7 @@ std::vector<uint8_t> Program::read_storage(std::string_view name) const {
   const uint64_t bytes = r.storage == Storage::Q4 ? r.capacity : storage_bytes(r.storage, numel(m.shapes[v]));
   std::vector<uint8_t> out(bytes);
   if (!bytes) return out;
-  const std::vector<gpu::Span> words = m.handoff.words();
+  const std::vector<gpu::Span>& words = m.handoff.words();
   if (words.empty()) {
     gpu::download(m.gpu, *r.buffer, r.offset, bytes, out.data());
     return out;
@@ -850,7 +849,7 @@ std::vector<uint8_t> Program::read_storage(std::string_view name) const {
   // The handoff words in the same copy: a step whose handoff failed gives an error, not its values.
   std::vector<gpu::Span> spans{{r.buffer, r.offset, gpu::round_up(bytes, 4)}};
   spans.insert(spans.end(), words.begin(), words.end());
-  std::vector<uint8_t> all(spans[0].bytes + HandoffPool::kWords * 4 * words.size());
+  std::vector<uint8_t> all(spans[0].bytes + m.handoff.word_bytes());
   gpu::download(m.gpu, spans, all.data());
   m.handoff.check(all.data() + spans[0].bytes);
   std::copy_n(all.begin(), bytes, out.begin());
