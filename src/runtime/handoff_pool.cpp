@@ -34,13 +34,14 @@ void HandoffPool::check(const uint8_t* words) const {
   std::string users;
   for (const auto& [user, nodes] : users_) {
     users += "\n  " + user + " in " + nodes.front();
-    if (nodes.size() > 1) users += " and " + std::to_string(nodes.size() - 1) + " more node" + (nodes.size() > 2 ? "s" : "");
+    const size_t more = nodes.size() - 1;
+    if (more) users += " and " + std::to_string(more) + " more node" + (more > 1 ? "s" : "");
   }
-  throw std::runtime_error(
-      std::string(fault ? "a dispatch whose workgroups hand work over to each other reported that a wait for them gave up"
-                        : "a dispatch whose workgroups hand work over to each other left its counts unfinished") +
-      ": the results of this step and every one after it are wrong (the KV cache too, until the state is "
-      "reset). Kernels that hand over inside a dispatch:" + users);
+  const std::string what = fault ? "reported that a wait for them gave up" : "left its counts unfinished";
+  throw std::runtime_error("a dispatch whose workgroups hand work over to each other " + what +
+                           ": the results of this step and every one after it are wrong (the KV cache too, until "
+                           "the state is reset). Kernels that hand over inside a dispatch:" +
+                           users);
 }
 
 void HandoffPool::clear(gpu::Recorder& rec) const {

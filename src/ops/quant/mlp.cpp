@@ -52,9 +52,9 @@ OperandMap down_operands(const NodeContext& ctx) {
 
 // A malformed MLP option: every route declines with it (a build error).
 std::string option_errors(const NodeContext& ctx) {
-  if (auto why = on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help"}); !why.empty()) {
-    return why;
-  }
+  const std::string why =
+      on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help"});
+  if (!why.empty()) return why;
   uint64_t wgs = 0;
   return count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);
 }

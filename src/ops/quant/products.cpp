@@ -709,7 +709,9 @@ std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down
   const Facts f = facts_of(gate_up, Op::Swiglu);
   if (!f.ops.norm) return "the gate/up product has no norm prologue (the persist variant is add_rms_norm_'s)";
   if (!x8(gate_up, f)) return "x is not staged in int8";
-  if (!option(gate_up, "quant_gemv_stop").empty()) return "quant_gemv_stop is set (a diagnostic of the separate products)";
+  if (!option(gate_up, "quant_gemv_stop").empty()) {
+    return "quant_gemv_stop is set (a diagnostic of the separate products)";
+  }
   if (workgroups == 0 || workgroups > gate_up.gpu().workgroups_per_dimension()) {
     return std::to_string(workgroups) + " workgroups is not 1 to " + std::to_string(gate_up.gpu().workgroups_per_dimension());
   }
