@@ -78,6 +78,7 @@ struct AsyncRead::State {
   ReadPool::Slot* slot = nullptr;  // while the value is in its staging buffer
   bool submitted = false;
   bool failed = false;
+  std::string failure;  // what the take that failed threw, for a take after it
   bool taken = false;
   std::vector<uint8_t> data;
 
@@ -113,15 +114,19 @@ const std::vector<uint8_t>& AsyncRead::take() const {
   State& s = *state_;
   if (s.taken) return s.data;
   const std::string what = "the asynchronous read of '" + s.output + "'";
-  if (s.failed) throw std::runtime_error(what + " has no value: the execute() that was to fill it failed");
+  if (s.failed) {
+    throw std::runtime_error(what + " has no value: " +
+                             (s.failure.empty() ? "the execute() that was to fill it failed" : s.failure));
+  }
   if (!s.pool->alive) throw std::logic_error(what + " outlived its program before its value was taken");
   if (!s.submitted) throw std::logic_error(what + " has no value: no execute() has run since read_async()");
   s.data.resize(s.bytes + s.word_bytes);
   try {
     s.slot->buffer->take(s.data.data(), s.bytes + s.word_bytes);
     if (s.word_bytes) s.handoff->check(s.data.data() + s.bytes);
-  } catch (...) {
+  } catch (const std::exception& e) {
     s.failed = true;
+    s.failure = e.what();
     s.release();
     throw;
   }
