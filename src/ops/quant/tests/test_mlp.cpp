@@ -271,10 +271,10 @@ TEST(QuantMlp, PersistMatchesThePairBitForBit) {
   }
 }
 
-// A wait that gave up (quant_mlp_persist_fault makes every wait set the fault word at once) is an error at
-// the next read, synchronous or asynchronous, naming the route and the option that avoids it, and
-// stays one until the state is reset. Negative control: the same program without the option
-// reads its values (and PersistMatchesThePairBitForBit reads them on every step).
+// A wait that gave up (quant_mlp_persist_fault makes every wait set the fault word at once) is
+// an error at the next read, synchronous or asynchronous, naming the route and the option that
+// avoids it, and stays one until the state is reset. Negative control: the same program without
+// the option reads its values (and PersistMatchesThePairBitForBit reads them on every step).
 TEST(QuantMlp, PersistWaitThatGaveUpFailsTheRead) {
   for (const bool fault : {false, true}) {
     SCOPED_TRACE(fault ? "fault" : "no fault");
