@@ -9,6 +9,7 @@
 // gives), and with quant_mlp_q8 off no q8 kernel runs.
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 #include "quant_program.h"
@@ -294,25 +295,22 @@ TEST(QuantMlp, PersistWaitThatGaveUpFailsTheRead) {
       EXPECT_EQ(later.f32(), prog.read_f32(s.name + ".y"));
       continue;
     }
-    for (int read = 0; read < 2; ++read) {  // twice: the fault stays
-      try {
-        prog.read_f32(s.name + ".y");
-        ADD_FAILURE() << "the read after a wait that gave up did not throw";
-      } catch (const std::runtime_error& e) {
-        const std::string what = e.what();
-        EXPECT_NE(what.find("a wait for them gave up"), std::string::npos) << what;
-        EXPECT_NE(what.find("q4_gemv_persist"), std::string::npos) << what;
-        EXPECT_NE(what.find("quant_mlp_persist=off"), std::string::npos) << what;
+    // Each read twice: the fault stays, and a second take of the asynchronous read says why too.
+    auto expect_fault = [](const std::function<void()>& read, const char* which) {
+      for (int i = 0; i < 2; ++i) {
+        try {
+          read();
+          ADD_FAILURE() << "the " << which << " read after a wait that gave up did not throw";
+        } catch (const std::runtime_error& e) {
+          const std::string what = e.what();
+          EXPECT_NE(what.find("a wait for them gave up"), std::string::npos) << what;
+          EXPECT_NE(what.find("q4_gemv_persist"), std::string::npos) << what;
+          EXPECT_NE(what.find("quant_mlp_persist=off"), std::string::npos) << what;
+        }
       }
-    }
-    for (int take = 0; take < 2; ++take) {  // twice: the second says why as well
-      try {
-        later.f32();
-        ADD_FAILURE() << "the asynchronous read after a wait that gave up did not throw";
-      } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("a wait for them gave up"), std::string::npos) << e.what();
-      }
-    }
+    };
+    expect_fault([&] { prog.read_f32(s.name + ".y"); }, "synchronous");
+    expect_fault([&] { later.f32(); }, "asynchronous");
     prog.reset_state();  // the words back to 0: the (stale) values read again
     EXPECT_NO_THROW(prog.read_f32(s.name + ".y"));
   }
