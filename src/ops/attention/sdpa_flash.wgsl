@@ -89,6 +89,7 @@ const WG: u32 = 256u;
 const T: u32 = 64u;  // cache rows scored together
 const MAX_G: u32 = 16u;
 const MAX_GD: u32 = 1024u;
+const ML: u32 = 8u;  // merge_chunks: lanes per head for the weights (MAX_G * ML floats: mx_s)
 const NEG: f32 = -1.0e30;  // a masked score: exp(NEG - m) is 0 for any finite m
 
 // Workgroup arrays of f32 are held as vec4 so a phase that reads a run of them issues a quarter of
@@ -358,8 +359,9 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
 // apart per head), as sdpa_combine_rows.wgsl makes it: out = sum_c w_c * acc_c / sum_c w_c * l_c,
 // w_c = exp(m_c - M), M the max of the head's m_c. The weights go to p_s (G * chunks of them, at
 // most MAX_G * T: the host's bound), each head's sum of w_c * l_c to m_s; then the G * D / 2
-// pairs are split over R = WG / pairs groups of chunks (four loads in flight per invocation),
-// whose sums meet in q_s.
+// pairs are split over R = WG / pairs groups of chunks (eight loads in flight per invocation),
+// whose sums meet in q_s. The weights take ML lanes per head, so the merge's serial part is
+// chunks / ML long, not 2 * chunks.
 fn weight(i: u32) -> f32 { return p_s[i >> 2u][i & 3u]; }  // m_c, then w_c, of flat (head, chunk) i
 fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
   let G = f_group();
@@ -373,18 +375,31 @@ fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
     part_s[i >> 2u][i & 3u] = st.y;
   }
   workgroupBarrier();
-  for (var g = lid; g < G; g += WG) {
-    var big = NEG;
-    for (var c = 0u; c < nch; c++) { big = max(big, weight(g * nch + c)); }
-    var l = 0.0;
-    for (var c = 0u; c < nch; c++) {
-      let i = g * nch + c;
+  // ML lanes per head: each takes the chunks c = lane, lane + ML, ...; their maxima, then their
+  // sums of w_c * l_c, meet in mx_s ([head][ML]).
+  let mg = lid / ML;
+  let mj = lid % ML;
+  let lane_live = mg < G;
+  var big = NEG;
+  if (lane_live) {
+    for (var c = mj; c < nch; c += ML) { big = max(big, weight(mg * nch + c)); }
+    mx_s[2u * mg + mj / 4u][mj & 3u] = big;
+  }
+  workgroupBarrier();
+  var l = 0.0;
+  if (lane_live) {
+    big = max4(max(mx_s[2u * mg], mx_s[2u * mg + 1u]));
+    for (var c = mj; c < nch; c += ML) {
+      let i = mg * nch + c;
       let w = exp(weight(i) - big);
       p_s[i >> 2u][i & 3u] = w;
       l += w * part_s[i >> 2u][i & 3u];
     }
-    m_s[g] = l;
   }
+  workgroupBarrier();  // every lane has read its head's maxima
+  if (lane_live) { mx_s[2u * mg + mj / 4u][mj & 3u] = l; }
+  workgroupBarrier();
+  if (lid < G) { m_s[lid] = sum4(mx_s[2u * lid] + mx_s[2u * lid + 1u]); }
   workgroupBarrier();
   let R = max(1u, WG / pairs);
   for (var i0 = 0u; i0 < pairs; i0 += WG) {
@@ -397,6 +412,19 @@ fn merge_chunks(qb: u32, slot0: u32, lid: u32) {
       let w0 = g * nch;
       let base = params.acc_base + (slot0 + g * stride) * half + i % half;
       var c = r;
+      for (; c + 7u * R < nch; c += 8u * R) {
+        let v0 = Part[base + c * half];
+        let v1 = Part[base + (c + R) * half];
+        let v2 = Part[base + (c + 2u * R) * half];
+        let v3 = Part[base + (c + 3u * R) * half];
+        let v4 = Part[base + (c + 4u * R) * half];
+        let v5 = Part[base + (c + 5u * R) * half];
+        let v6 = Part[base + (c + 6u * R) * half];
+        let v7 = Part[base + (c + 7u * R) * half];
+        a += (weight(w0 + c) * v0 + weight(w0 + c + R) * v1 + weight(w0 + c + 2u * R) * v2 + weight(w0 + c + 3u * R) * v3) +
+             (weight(w0 + c + 4u * R) * v4 + weight(w0 + c + 5u * R) * v5 + weight(w0 + c + 6u * R) * v6 +
+              weight(w0 + c + 7u * R) * v7);
+      }
       for (; c + 3u * R < nch; c += 4u * R) {
         let v0 = Part[base + c * half];
         let v1 = Part[base + (c + R) * half];
