@@ -2,9 +2,9 @@
 // build time). Pass 1: one workgroup per (batch, kv head, chunk of the visible cache rows) for all
 // query heads of the group; pass 2 merges the chunks' partial (max, sum, accumulator), one
 // workgroup per output row (sdpa_combine_rows.wgsl: few rows, many chunks). The chunk
-// length grows with the context (kMinChunk rows at least, at most kMaxChunks chunks, or the
-// sdpa_decode_chunks option: tuning; 32 measured best on the H200), so a long
-// context still spreads over many workgroups and the scratch has a fixed bound.
+// length grows with the context (kMinChunk rows at least, at most step_limit's chunks: 32, or 48
+// where that keeps each within one tile; the sdpa_decode_chunks option sets one bound: tuning), so
+// a long context still spreads over many workgroups and the scratch has a fixed bound.
 // Single pass: at short context the second, dependent dispatch costs more than the split saves.
 // While the visible rows (input_pos + 1) are at most default_single_max (or the sdpa_decode_single_max
 // option, in rows; 0: never), pass 1 runs with one chunk per (batch, kv head) covering every
@@ -57,7 +57,16 @@ constexpr size_t kParamWords = 24;
 constexpr uint32_t kMinChunk = 16;
 // The in-kernel merge (merge_chunks) keeps a weight per (query head, chunk) of a group in p_s.
 constexpr uint32_t kMergeWeights = kMaxGroup * kRowsPerTile;
-constexpr uint32_t kMaxChunks = 32;  // the default; the sdpa_decode_chunks option sets another (tuning)
+// The chunk bound by context (the default; the sdpa_decode_chunks option sets one for every step:
+// tuning). At most 32 chunks, except where 32 would take more than one tile each and 48 would not
+// (2,049 to 3,072 visible rows): there 48 chunks of at most one tile. Decode tok/s on the H200
+// (PERFORMANCE.md, 2026-12-01 (night)), 32 against 48 in one session: Qwen3-0.6B at 2,048 rows 891 / 921 (80-row
+// chunks against 48), at 2,560 896 / 943 (96 against 64), Llama-3.2-1B 1,335 / 1,362 at 2,560;
+// at 1,024, 1,536, 3,072, 3,584 and 3,900 rows, where both take as many tiles, 32 was as fast
+// or faster (fewer chunks to merge; 61 chunks of one tile at 3,900 lost 12%).
+constexpr uint32_t kMaxChunks = 32;
+constexpr uint32_t kOneTileChunks = 48;
+// The option's value, 0 where it is absent (the bound by context).
 constexpr uint32_t kMaxChunksOption = 1024;
 // Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
 // option sets another, 0: never): whole tiles holding up to kSingleMaxElements cache elements per
@@ -86,8 +95,14 @@ std::optional<uint32_t> stop_option(const NodeContext& ctx) {
 }
 
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_chunks", kMaxChunks, 1, kMaxChunksOption);
+  return count_option(ctx, "sdpa_decode_chunks", 0, 1, kMaxChunksOption);
 }
+// The bound for a step over `visible` rows, and the most chunks any step makes (the slots).
+uint32_t step_limit(uint32_t option, uint32_t visible) {
+  if (option != 0) return option;
+  return visible > kMaxChunks * kRowsPerTile && visible <= kOneTileChunks * kRowsPerTile ? kOneTileChunks : kMaxChunks;
+}
+uint32_t slot_limit(uint32_t option) { return option != 0 ? option : std::max(kMaxChunks, kOneTileChunks); }
 // `fold`: rope_sdpa_linear's pass 1, whose split steps cost one dispatch less (the projection
 // merges the chunks): a single pass pays only up to one tile there (on the H200, Llama-3.2-1B's
 // step at 41-56 visible rows 860 us single, 874 split; at 81-96, 900 single, 873 split; Qwen3's
@@ -186,7 +201,7 @@ std::string guard(const NodeContext& ctx) {
       return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
     }
   }
-  const uint32_t limit = *chunk_option(ctx);
+  const uint32_t limit = slot_limit(*chunk_option(ctx));
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
   if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
     return "a group of " + std::to_string(g.group) + " query heads x head_dim " + std::to_string(g.dim) +
@@ -229,7 +244,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
-  const uint32_t limit = chunk_option(ctx).value();  // the guard checked both options
+  const uint32_t option = chunk_option(ctx).value();  // the guard checked both options
+  const uint32_t limit = slot_limit(option);
   const uint32_t single_max = single_option(ctx, fold != nullptr).value();
   const uint32_t fold_rows = fold_rows_option(ctx).value();
   const uint32_t fold_chunks = fold ? fold_max : 0;
@@ -274,7 +290,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   auto update_split = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Plan p = plan_for(pos + 1, limit, single_max, fold_chunks, fold_rows);
+    const Plan p = plan_for(pos + 1, step_limit(option, pos + 1), single_max, fold_chunks, fold_rows);
     if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
@@ -286,7 +302,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   };
   auto update_combine = [=](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const Plan p = plan_for(position(c, 3, g.seq, g.max_seq) + 1, limit, single_max, fold_chunks, fold_rows);
+    const uint32_t visible = position(c, 3, g.seq, g.max_seq) + 1;
+    const Plan p = plan_for(visible, step_limit(option, visible), single_max, fold_chunks, fold_rows);
     const uint32_t rows = g.batch * g.seq * g.hq;
     const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
     DispatchExec::Launch l;
@@ -351,7 +368,7 @@ std::unique_ptr<runtime::NodeExec> rope_flash_split(const NodeContext& ctx, quan
 uint32_t rope_flash_slots(const NodeContext& ctx) {
   const runtime::OperandMap sdpa = sdpa_operands();
   const NodeContext view(ctx, sdpa);
-  return max_chunks(geometry_max(view), chunk_option(view).value());
+  return max_chunks(geometry_max(view), slot_limit(chunk_option(view).value()));
 }
 
 }  // namespace wgx::ops::attention

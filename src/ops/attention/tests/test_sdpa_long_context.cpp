@@ -36,11 +36,12 @@ struct LongCase {
 // Visible rows (input_pos + 1) of the queries after the fill. The default single pass takes up to
 // two tiles (128 rows) at head_dim 64 and one (64 rows) at wider heads: 64 is one full tile, 65
 // and 128 two tiles at head_dim 64 (the second of 1 row, or full), split passes of 16-row chunks
-// (5 and 8) at wider heads. Default chunking (at most 32 chunks, rows per chunk a multiple of 16):
-// 193 is 13 chunks of 16 (the last 1 row); 1234 is 26 chunks of 48 (the last 34); 3000 and 3001
-// are 32 of 96 (two tiles each, the second 32 rows; the last chunk 24 and 25 rows); 4001 is 32 of
-// 128 (the last 33); 4096 is 32 full ones.
-const int64_t kVisible[] = {64, 65, 128, 193, 1234, 3000, 3001, 4001, 4096};
+// (5 and 8) at wider heads. Default chunking (rows per chunk a multiple of 16, at most 32 chunks,
+// or 48 from 2,049 to 3,072 rows): 193 is 13 chunks of 16 (the last 1 row); 1234 is 26 chunks of
+// 48 (the last 34); 3000 and 3001 are 47 of 64 (one tile each; the last chunk 56 and 57 rows);
+// 3073 is 28 of 112 (two tiles each, the second 48 rows; the last chunk 49); 4001 is 32 of 128
+// (the last 33); 4096 is 32 full ones.
+const int64_t kVisible[] = {64, 65, 128, 193, 1234, 3000, 3001, 3073, 4001, 4096};
 
 const RuntimeOptions kDefault{};
 const RuntimeOptions kThreeChunks{{"sdpa_decode_chunks", "3"}};
@@ -108,13 +109,15 @@ class LongContext : public ::testing::TestWithParam<LongCase> {};
 // sdpa's dispatches for a query with `visible` rows: one for a single pass (by default up to
 // 128 rows at head_dim 64, 64 at wider heads) and for a split pass that merges its own chunks
 // (at most 1,024 weights: group x chunks), else two (pass 2 merges them). The chunks as
-// sdpa_flash.cpp plans them: at most sdpa_decode_chunks (32 by default) of a multiple of 16
-// rows.
+// sdpa_flash.cpp plans them: at most sdpa_decode_chunks (by default 32, or 48 from 2,049 to 3,072
+// rows) of a multiple of 16 rows.
 uint32_t expected_dispatches(const AttnConfig& c, bool single, int64_t visible) {
   const int64_t single_max = c.dim <= 64 ? 128 : 64;
   if (single || visible <= single_max) return 1;
   const auto limit_it = c.options.find("sdpa_decode_chunks");
-  const int64_t limit = limit_it == c.options.end() ? 32 : std::stoll(limit_it->second);
+  const int64_t limit = limit_it != c.options.end()           ? std::stoll(limit_it->second)
+                        : visible > 2048 && visible <= 3072 ? 48
+                                                            : 32;
   const int64_t rows = std::max<int64_t>(16, ((visible + limit - 1) / limit + 15) / 16 * 16);
   const int64_t chunks = (visible + rows - 1) / rows;
   const bool merge_off = c.options.contains("sdpa_decode_merge");
