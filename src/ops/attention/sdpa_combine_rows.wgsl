@@ -1,8 +1,8 @@
 // sdpa_with_kv_cache, FlashDecoding's combine pass: the merge of sdpa_combine.wgsl,
 //   out = sum_c exp(m_c - M) * acc_c / sum_c exp(m_c - M) * l_c   (M the max of the m_c),
 // with one workgroup per output row (a query head of a batch row) instead of one invocation per
-// output pair. A decode step has only B * Hq rows and, at long context, up to 32 chunks per row:
-// one invocation per pair read 2 x 32 partials one after the other on a few hundred invocations.
+// output pair. A decode step has only B * Hq rows and, at long context, up to 48 chunks per row:
+// one invocation per pair read 2 x 48 partials one after the other on a few hundred invocations.
 // Here the chunks' maxes and weights are reduced over the workgroup (the weights kept in workgroup
 // memory), and each invocation adds up every G-th chunk of one pair (several independent reads),
 // G = WG / params.lanes groups; the G partial sums are then added in workgroup memory. Chunks

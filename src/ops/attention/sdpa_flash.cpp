@@ -60,13 +60,12 @@ constexpr uint32_t kMergeWeights = kMaxGroup * kRowsPerTile;
 // The chunk bound by context (the default; the sdpa_decode_chunks option sets one for every step:
 // tuning). At most 32 chunks, except where 32 would take more than one tile each and 48 would not
 // (2,049 to 3,072 visible rows): there 48 chunks of at most one tile. Decode tok/s on the H200
-// (PERFORMANCE.md, 2026-12-01 (night)), 32 against 48 in one session: Qwen3-0.6B at 2,048 rows 891 / 921 (80-row
-// chunks against 48), at 2,560 896 / 943 (96 against 64), Llama-3.2-1B 1,335 / 1,362 at 2,560;
-// at 1,024, 1,536, 3,072, 3,584 and 3,900 rows, where both take as many tiles, 32 was as fast
-// or faster (fewer chunks to merge; 61 chunks of one tile at 3,900 lost 12%).
+// (PERFORMANCE.md, 2026-12-01 (night)), 32 against 48 in one session: Qwen3-0.6B at 2,048 rows
+// 891 / 921 (80-row chunks against 48), at 2,560 896 / 943 (96 against 64), Llama-3.2-1B 1,335 /
+// 1,362 at 2,560; at 1,024, 1,536, 3,072, 3,584 and 3,900 rows, where both take as many tiles, 32
+// was as fast or faster (fewer chunks to merge; 61 chunks of one tile at 3,900 lost 12%).
 constexpr uint32_t kMaxChunks = 32;
 constexpr uint32_t kOneTileChunks = 48;
-// The option's value, 0 where it is absent (the bound by context).
 constexpr uint32_t kMaxChunksOption = 1024;
 // Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
 // option sets another, 0: never): whole tiles holding up to kSingleMaxElements cache elements per
@@ -94,6 +93,7 @@ std::optional<uint32_t> stop_option(const NodeContext& ctx) {
   return std::nullopt;
 }
 
+// The sdpa_decode_chunks option's value, 0 where it is absent (the bound by context).
 std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_chunks", 0, 1, kMaxChunksOption);
 }

@@ -40,7 +40,7 @@ using testing::Step;
 
 constexpr int64_t kMaxSeq = 304, kMaxNew = 64, kN = 96;
 constexpr uint32_t kGroup = 32;
-constexpr int64_t kFoldChunks = 20, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64, kFoldRows = 64;  // sdpa_flash.cpp's defaults
+constexpr int64_t kFoldChunks = 4, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64, kFoldRows = 64;  // sdpa_flash.cpp's defaults
 // (its bound of 48 chunks applies from 2,049 rows only, past kMaxSeq)
 constexpr double kEps = 1e-6;
 // Tokens per step: one-token steps at input_pos 0, 4, 63, 128 and 299, prefill chunks between.
