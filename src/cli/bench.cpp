@@ -51,6 +51,9 @@ it existed) decode synchronously.
                           process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
                           token ids. --ctx defaults to 4096 here as well
   --seed S                seed of the synthetic weights and prompt (default 1)
+  --shared-layers         (with --synthetic; a diagnostic) every layer reads layer 0's product
+                          weights, so that a decode step's weights fit the GPU's L2 cache: what
+                          keeping weights in the cache could give at most
   -p, --prompt-tokens N   prompt length (default 128)
   -n, --max-tokens N      tokens to decode (default 128)
   --pos N                 position of the first decoded token (default: -p, the prompt at 0).
@@ -340,6 +343,8 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     if (take_model_option(args, a.model)) continue;
     if (args.take("--synthetic")) {
       a.model.synthetic = args.value();
+    } else if (args.take("--shared-layers")) {
+      a.model.shared_layers = true;
     } else if (args.take("--seed")) {
       a.model.seed = static_cast<uint64_t>(parse_int("--seed", args.value(), 0, INT64_MAX));
     } else if (args.take("--prompt-tokens", "-p")) {
@@ -364,6 +369,9 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     } else {
       args.unknown();
     }
+  }
+  if (a.model.shared_layers && a.model.synthetic.empty()) {
+    throw std::invalid_argument("bench: --shared-layers needs --synthetic NAME");
   }
   if (a.model.path.empty() && a.model.synthetic.empty()) {
     throw std::invalid_argument("bench: name the model with --model PATH or --synthetic NAME");

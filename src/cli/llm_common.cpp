@@ -221,6 +221,7 @@ LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool 
   options.weights = args.weights;
   options.half_kv_cache = args.half_kv_cache;
   options.max_seq = args.context;
+  options.share_layer_weights = args.shared_layers;
   std::optional<models::WgxModel> file;
   if (wgx_file) {
     file = models::load_wgx(args.path);  // a mapping and the metadata: quick

@@ -26,6 +26,7 @@ struct ModelArgs {
   std::string path;
   std::string synthetic;  // instead of a folder: a models/synthetic.h name, random weights (bench)
   uint64_t seed = 1;      // of the synthetic weights
+  bool shared_layers = false;  // of the synthetic weights: every layer reads layer 0's (bench)
   models::WeightFormat weights = models::WeightFormat::Q4;
   bool half_kv_cache = true;
   int64_t context = 4096;

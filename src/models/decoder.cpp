@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -19,8 +22,9 @@ using graph::DType;
 using graph::Shape;
 using graph::ValueId;
 
+constexpr std::string_view kLayerPrefix = "model.layers.";
 std::string layer_tensor(int64_t layer, const char* suffix) {
-  return "model.layers." + std::to_string(layer) + "." + suffix;
+  return std::string(kLayerPrefix) + std::to_string(layer) + "." + suffix;
 }
 
 std::string label(int64_t layer, const char* what) { return "layers." + std::to_string(layer) + "." + what; }
@@ -123,6 +127,7 @@ class Decoder {
     return outs;
   }
 
+  std::map<std::string, ValueId> shared_;  // layer 0's matrices by name (share_layer_weights)
   ValueId norm_weight(const std::string& name, int64_t size = 0, const char* why = "hidden_size") {
     if (size == 0) size = c_.hidden_size;
     const SourceTensor t = w_.tensor(name, {size}, why);
@@ -135,6 +140,13 @@ class Decoder {
   // and up for linear_swiglu).
   ValueId matrix(const std::string& name, const std::vector<Part>& parts, int64_t cols, const char* cols_why,
                  bool interleave = false) {
+    // LoadOptions::share_layer_weights: layer i's matrix is layer 0's of the same name.
+    std::string share_key;
+    if (o_.share_layer_weights && name.starts_with(kLayerPrefix)) {
+      const size_t dot = name.find('.', kLayerPrefix.size());
+      share_key = std::string(kLayerPrefix) + "0" + name.substr(dot);
+      if (const auto it = shared_.find(share_key); it != shared_.end()) return it->second;
+    }
     std::vector<std::vector<float>> sources;
     int64_t rows = 0;
     std::string file;
@@ -161,7 +173,9 @@ class Decoder {
     const std::string origin =
         parts.size() == 1 ? parts[0].tensor : name + (interleave ? " (rows interleaved)" : " (stacked)");
     Encoded e = encode_matrix(values, rows, cols, o_, act_, {origin, file});
-    return b_.constant(name, e.type, std::move(e.bytes));
+    const ValueId v = b_.constant(name, e.type, std::move(e.bytes));
+    if (!share_key.empty()) shared_[share_key] = v;
+    return v;
   }
 
   ValueId embedding_table() {

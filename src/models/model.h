@@ -64,6 +64,9 @@ struct LoadOptions {
   // attribute).
   graph::DType q4_scale_dtype = graph::DType::f16;
   bool progress = true;        // one updating "layer i/n" line on stderr while loading
+  // A diagnostic (wgx bench --shared-layers): every layer reads layer 0's products' weights, so a
+  // decode step's weights fit the GPU's L2 cache: what caching weights could give at most.
+  bool share_layer_weights = false;
 };
 
 // Activations are f32, except with WeightFormat::F16, where they are f16 (kernels compute in f32)

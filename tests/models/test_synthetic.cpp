@@ -63,6 +63,33 @@ TEST(Synthetic, DemoTinyGraphValidates) {
   EXPECT_GT(qwen.graph.constants.size(), llama.graph.constants.size());
 }
 
+// LoadOptions::share_layer_weights (bench --shared-layers): the layers' products read layer 0's
+// weights: four matrices fewer per layer after the first (qkv, o_proj, gate/up and down),
+// and the graph still validates; without it every layer has its own.
+TEST(Synthetic, SharedLayerWeights) {
+  const ModelConfig config = *synthetic_config("demo-tiny");
+  LoadOptions shared = quiet();
+  shared.share_layer_weights = true;
+  const BuiltModel own = build_decoder(config, synthetic_weights(1), quiet());
+  const BuiltModel one = build_decoder(config, synthetic_weights(1), shared);
+  EXPECT_NO_THROW(graph::validate(one.graph));
+  ASSERT_EQ(config.num_layers, 2);
+  EXPECT_EQ(own.graph.constants.size() - one.graph.constants.size(), 4u);
+  // Each layer's MLP node: its weight inputs (the last two) are the same values in `one` only.
+  auto mlp_weights = [](const BuiltModel& m) {
+    std::vector<std::vector<graph::ValueId>> out;
+    for (const graph::Node& n : m.graph.nodes) {
+      if (n.op == "add_rms_norm_linear_swiglu_linear") out.push_back({n.inputs.end() - 2, n.inputs.end()});
+    }
+    return out;
+  };
+  const auto shared_mlps = mlp_weights(one), own_mlps = mlp_weights(own);
+  ASSERT_EQ(shared_mlps.size(), 2u);
+  ASSERT_EQ(own_mlps.size(), 2u);
+  EXPECT_EQ(shared_mlps[0], shared_mlps[1]);
+  EXPECT_NE(own_mlps[0], own_mlps[1]);
+}
+
 TEST(Synthetic, SameSeedSameWeights) {
   const ModelConfig config = *synthetic_config("demo-tiny");
   const auto a = constant_bytes(build_decoder(config, synthetic_weights(7), quiet()));
