@@ -86,6 +86,14 @@ class NodeContext {
   // the words.
   gpu::BufferBinding handoff(uint64_t bytes, const std::string& user) const;
   const RuntimeOptions& options() const;
+  // The constant tensors this node and the `nodes` after it read, in the order the program runs
+  // them (this node's own first), each once: what a kernel whose workgroups leave the GPU idle
+  // may read ahead, so that the products after it find their weights in the GPU's cache.
+  struct Constant {
+    graph::ValueId value;
+    TensorRef ref;
+  };
+  std::vector<Constant> constants_ahead(size_t nodes) const;
 
   size_t input_count() const { return operands_ ? operands_->inputs.size() : node().inputs.size(); }
   size_t output_count() const { return operands_ ? operands_->outputs.size() : node().outputs.size(); }

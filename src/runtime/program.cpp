@@ -301,6 +301,21 @@ gpu::BufferBinding NodeContext::handoff(uint64_t bytes, const std::string& user)
   return program_.impl_->handoff.get(bytes, user, label());
 }
 const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
+std::vector<NodeContext::Constant> NodeContext::constants_ahead(size_t nodes) const {
+  const Graph& g = graph();
+  std::vector<bool> constant(g.values.size(), false), taken(g.values.size(), false);
+  for (const graph::Constant& c : g.constants) constant[c.value] = true;
+  std::vector<Constant> out;
+  const size_t end = std::min(g.nodes.size(), size_t{index_} + nodes + 1);
+  for (size_t n = index_; n < end; ++n) {
+    for (const ValueId v : g.nodes[n].inputs) {
+      if (!constant[v] || taken[v]) continue;
+      taken[v] = true;
+      out.push_back({v, program_.impl_->refs.at(v)});
+    }
+  }
+  return out;
+}
 graph::ValueId NodeContext::operand_id(bool output, size_t i) const {
   if (!operands_) return (output ? node().outputs : node().inputs).at(i);
   const Operand& o = (output ? operands_->outputs : operands_->inputs).at(i);

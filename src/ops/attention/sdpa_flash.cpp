@@ -142,6 +142,59 @@ std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
   return count_option(ctx, "sdpa_decode_fold_rows", kFoldRows, 1, kRowsPerTile);
 }
 
+// Warm-ahead: the split pass's workgroups are few (a kv head's chunks: 16 at 128 rows for both
+// models) and bound by latency, so most of the GPU, and its memory, idle while it runs. Extra
+// workgroups then read a weight that a later dispatch reads (sdpa_flash.wgsl's warm), which finds
+// it in the L2 cache. The candidates are the matrices (constants of two dimensions or more: not
+// the norms' weights) that this node and the next one read, in the order they run them
+// (rope_sdpa_linear's: the output projection's weight, then the MLP's gate/up and down weights,
+// or gate, up and down apart); sdpa_decode_warm picks one by its place, or `last` (the default
+// on GPU adapters: the one read furthest ahead, the MLP's down weight), or off (the default on
+// CPU adapters, which have no such cache); sdpa_decode_warm_mb bounds the bytes read from its
+// start, sdpa_decode_warm_wgs sets the workgroups (128). On the H200 (decode tok/s, PERFORMANCE.md,
+// 2026-12-01 (day)), Llama-3.2-1B at 128 rows: off 1,429-1,434, down 1,444-1,452 (+1.2%), the
+// output projection's weight 1,430-1,436, gate/up (18.9 MB, longer than the attention) 1,405,
+// down with 256 or 512 workgroups 1,429-1,431 and 1,410; at 3,900 rows +0.8%; Qwen3-0.6B
+// (1.8 MB of down) +0.4% at 128 rows, within the runs' spread.
+constexpr uint32_t kWarmCandidates = 8;
+constexpr uint32_t kWarmWorkgroups = 128;
+constexpr uint32_t kWarmMaxMiB = 4096;
+constexpr uint32_t kWarmKey = 0x9e3779b9u;  // warm's comparison value (any)
+constexpr int kWarmOff = -1, kWarmLast = -2;
+// The sdpa_decode_warm option: the candidate's place, kWarmLast or kWarmOff; nullopt for a value
+// that is none of them.
+std::optional<int> warm_option(const NodeContext& ctx) {
+  const auto it = ctx.options().find("sdpa_decode_warm");
+  if (it == ctx.options().end()) return ctx.gpu().adapter().is_cpu ? kWarmOff : kWarmLast;
+  if (it->second == "off") return kWarmOff;
+  if (it->second == "last") return kWarmLast;
+  const std::optional<uint32_t> n = count_option(ctx, "sdpa_decode_warm", 0, 0, kWarmCandidates - 1);
+  if (!n) return std::nullopt;
+  return static_cast<int>(*n);
+}
+struct WarmPlan {
+  gpu::BufferBinding buffer;
+  uint32_t vec4 = 0, workgroups = 0;  // 0: nothing warms
+};
+WarmPlan warm_plan(const NodeContext& ctx) {
+  const int pick = warm_option(ctx).value();  // the guard checked the options
+  if (pick == kWarmOff) return {};
+  std::vector<runtime::TensorRef> candidates;
+  for (const NodeContext::Constant& c : ctx.constants_ahead(1)) {
+    if (ctx.graph().type(c.value).shape.size() >= 2) candidates.push_back(c.ref);
+  }
+  const size_t at = pick == kWarmLast ? candidates.size() - 1 : static_cast<size_t>(pick);
+  if (candidates.empty() || at >= candidates.size()) return {};
+  const runtime::TensorRef& r = candidates[at];
+  const uint64_t most = uint64_t{count_option(ctx, "sdpa_decode_warm_mb", kWarmMaxMiB, 1, kWarmMaxMiB).value()} << 20;
+  const uint64_t bytes = std::min({r.capacity, most, ctx.gpu().limits().max_storage_buffer_binding_size}) / 16 * 16;
+  WarmPlan w;
+  w.buffer = {r.buffer, r.offset, bytes};
+  w.vec4 = static_cast<uint32_t>(bytes / 16);
+  w.workgroups = count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, 1024).value();
+  return w;
+}
+
 // One step: its chunks, and whether it is a single pass (then one chunk of all visible rows).
 struct Plan {
   Chunks chunks;
@@ -194,6 +247,18 @@ std::string guard(const NodeContext& ctx) {
   if (!fold_rows_option(ctx)) {
     return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
            "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
+  }
+  if (!warm_option(ctx)) {
+    return "sdpa_decode_warm is \"" + ctx.options().find("sdpa_decode_warm")->second + "\", not off, last or a place from 0 to " +
+           std::to_string(kWarmCandidates - 1);
+  }
+  if (!count_option(ctx, "sdpa_decode_warm_mb", kWarmMaxMiB, 1, kWarmMaxMiB)) {
+    return "sdpa_decode_warm_mb is \"" + ctx.options().find("sdpa_decode_warm_mb")->second + "\", not a count from 1 to " +
+           std::to_string(kWarmMaxMiB);
+  }
+  if (!count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, 1024)) {
+    return "sdpa_decode_warm_wgs is \"" + ctx.options().find("sdpa_decode_warm_wgs")->second +
+           "\", not a count from 1 to 1024";
   }
   // on_off_option is nullopt only for a value that is neither on nor off.
   for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge"}) {
@@ -271,7 +336,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
             0};
   }
   const size_t merge_word = 12 + tail.size();  // params.merge
-  tail.insert(tail.end(), {0, 0, 0, 0});
+  const WarmPlan warm = warm_plan(ctx);
+  tail.insert(tail.end(), {0, warm.workgroups, warm.vec4, kWarmKey});
   std::shared_ptr<uint32_t> chunks_now;
   if (fold) {
     chunks_now = std::make_shared<uint32_t>(0);
@@ -298,6 +364,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     l.params.insert(l.params.end(), tail.begin(), tail.end());
     l.params[merge_word] = in_kernel(p) ? 1u : 0u;
     l.workgroups = uint64_t{g.batch} * g.hkv * p.chunks.count * g.seq;  // no work when S is 0
+    if (l.workgroups > 0) l.workgroups += warm.workgroups;
     return l;
   };
   auto update_combine = [=](const NodeContext& c) {
@@ -317,6 +384,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
                                                 ctx.input(2).binding(), part, ctx.output(0).binding()};
   if (rope) split_buffers.insert(split_buffers.end(), {rope->k, rope->v, {table.get(), 0, 0}});
   split_buffers.push_back(steps->own(ctx, 4ull * max.batch * max.hkv, "chunk counts"));
+  split_buffers.push_back(warm.workgroups > 0 ? warm.buffer : ctx.input(0).binding());
   steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
   const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
   steps->add(std::make_unique<DispatchExec>(

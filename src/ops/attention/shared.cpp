@@ -84,9 +84,10 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
   if (t == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
   if (t == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
   // q, k and v caches, stats and acc, out; flash_rope writes the caches and adds the new k and v
-  // rows and the rope table; both end with the chunk counts of the in-kernel merge.
-  if (t == "sdpa_flash" && variant.variant.starts_with("flash_rope.")) return {U, R, W, W, W, W, R, R, R, W};
-  if (t == "sdpa_flash") return {U, R, R, R, W, W, W};
+  // rows and the rope table; both end with the chunk counts of the in-kernel merge, then the
+  // weight read ahead (warm).
+  if (t == "sdpa_flash" && variant.variant.starts_with("flash_rope.")) return {U, R, W, W, W, W, R, R, R, W, R};
+  if (t == "sdpa_flash") return {U, R, R, R, W, W, W, R};
   if (t == "sdpa_combine" || t == "sdpa_combine_rows") return {U, R, R, W};  // stats, acc, out
   if (t == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
   throw std::logic_error("attention template " + std::string(t) + " has no bindings");

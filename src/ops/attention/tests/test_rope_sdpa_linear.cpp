@@ -273,5 +273,42 @@ TEST(RopeSdpaLinearRoutes, TheOptionOffLeavesTheMergeToTheSplitOrCombinePass) {
   EXPECT_NE(why.find("sdpa_decode_fold_chunks is \"yes\", not a count from 0 to 1024"), std::string::npos) << why;
 }
 
+// Warm-ahead (sdpa_flash.cpp): extra workgroups of the split pass read the projection's weight (the
+// node's only matrix, so both `0` and `last` pick it) and change nothing: attn, out and both caches
+// bit for bit as without them, at single, merged and pass-2 steps (the bound at 4 chunks), with a
+// run of words per workgroup that ends inside the inner loop (3 workgroups over the weight's
+// 1,728 words) and with more workgroups than words (test_sdpa_replay.cpp: bad values decline the
+// route). A warm whose workgroups add 1 to the merge's count instead of 0 fails it.
+TEST(RopeSdpaLinearRoutes, WarmWorkgroupsChangeNothing) {
+  const Case& c = kCases[4];
+  const AttnConfig a = config(c);
+  const Weight w = weight(c);
+  RuntimeOptions off = c.options;
+  off["sdpa_decode_warm"] = "off";
+  const std::unique_ptr<Program> plain = make_program(c, w, true, off);
+  std::vector<std::unique_ptr<Program>> warmed;
+  for (const auto& [pick, wgs] : std::vector<std::pair<const char*, const char*>>{{"0", "3"}, {"last", "1024"}}) {
+    RuntimeOptions on = c.options;
+    on["sdpa_decode_warm"] = pick;
+    on["sdpa_decode_warm_wgs"] = wgs;
+    warmed.push_back(make_program(c, w, true, on));
+    EXPECT_EQ(testing::route_of(*warmed.back(), "attn").small_route, "rope_flash_decoding+merged_q4_gemv")
+        << testing::rejected_text(testing::route_of(*warmed.back(), "attn"));
+  }
+  for (const Step& st : testing::make_steps(a, kLengths, 200)) {
+    SCOPED_TRACE("input_pos " + std::to_string(st.pos) + ", S " + std::to_string(st.seq));
+    testing::run_step(*plain, a, st);
+    for (const std::unique_ptr<Program>& p : warmed) {
+      testing::run_step(*p, a, st);
+      EXPECT_EQ(p->read_f32("attn"), plain->read_f32("attn"));
+      EXPECT_EQ(p->read_f32("out"), plain->read_f32("out"));
+      EXPECT_EQ(p->read_state_f32("k_cache"), plain->read_state_f32("k_cache"));
+      EXPECT_EQ(p->read_state_f32("v_cache"), plain->read_state_f32("v_cache"));
+      EXPECT_EQ(p->dispatches_per_execute(), plain->dispatches_per_execute());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace wgx::runtime

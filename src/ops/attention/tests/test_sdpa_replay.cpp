@@ -93,6 +93,15 @@ const Case kCases[] = {
     // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
     {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
+    // sdpa_decode_warm and its bounds (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
+    {"Flash_BadWarm_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm", "first"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_warm is \"first\", not off, last or a place from 0 to 7"},
+    {"Flash_BadWarmPlace_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm", "8"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_warm is \"8\", not off, last or a place from 0 to 7"},
+    {"Flash_BadWarmWorkgroups_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm_wgs", "0"}}), kDecode40,
+     "k16_streaming_q16", "flash_decoding: sdpa_decode_warm_wgs is \"0\", not a count from 1 to 1024"},
+    {"Flash_BadWarmBytes_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm_mb", "x"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_warm_mb is \"x\", not a count from 1 to 4096"},
     // Decode-only graphs flash_decoding refuses (group x head_dim over 1024): k16 takes S == 1,
     // and materialized where k16 cannot either.
     {"DecodeWideGroup_K16", config(1, 32, 1, 64, 1, {}, 128), kDecode72, "k16_streaming_q16",
