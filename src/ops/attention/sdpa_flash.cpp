@@ -157,7 +157,7 @@ std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
 // down with 256 or 512 workgroups 1,429-1,431 and 1,410; at 3,900 rows +0.8%; Qwen3-0.6B
 // (1.8 MB of down) +0.4% at 128 rows, within the runs' spread.
 constexpr uint32_t kWarmCandidates = 8;
-constexpr uint32_t kWarmWorkgroups = 128;
+constexpr uint32_t kWarmWorkgroups = 128, kWarmMaxWorkgroups = 1024;
 constexpr uint32_t kWarmMaxMiB = 4096;
 constexpr uint32_t kWarmKey = 0x9e3779b9u;  // warm's comparison value (any)
 constexpr int kWarmOff = -1, kWarmLast = -2;
@@ -183,15 +183,18 @@ WarmPlan warm_plan(const NodeContext& ctx) {
   for (const NodeContext::Constant& c : ctx.constants_ahead(1)) {
     if (ctx.graph().type(c.value).shape.size() >= 2) candidates.push_back(c.ref);
   }
+  if (candidates.empty()) return {};
   const size_t at = pick == kWarmLast ? candidates.size() - 1 : static_cast<size_t>(pick);
-  if (candidates.empty() || at >= candidates.size()) return {};
+  if (at >= candidates.size()) return {};
   const runtime::TensorRef& r = candidates[at];
   const uint64_t most = uint64_t{count_option(ctx, "sdpa_decode_warm_mb", kWarmMaxMiB, 1, kWarmMaxMiB).value()} << 20;
+  // Whole vec4 words only (a weight of fewer than 16 bytes is not worth a workgroup).
   const uint64_t bytes = std::min({r.capacity, most, ctx.gpu().limits().max_storage_buffer_binding_size}) / 16 * 16;
+  if (bytes == 0) return {};
   WarmPlan w;
   w.buffer = {r.buffer, r.offset, bytes};
   w.vec4 = static_cast<uint32_t>(bytes / 16);
-  w.workgroups = count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, 1024).value();
+  w.workgroups = count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, kWarmMaxWorkgroups).value();
   return w;
 }
 
@@ -256,9 +259,9 @@ std::string guard(const NodeContext& ctx) {
     return "sdpa_decode_warm_mb is \"" + ctx.options().find("sdpa_decode_warm_mb")->second + "\", not a count from 1 to " +
            std::to_string(kWarmMaxMiB);
   }
-  if (!count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, 1024)) {
+  if (!count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, kWarmMaxWorkgroups)) {
     return "sdpa_decode_warm_wgs is \"" + ctx.options().find("sdpa_decode_warm_wgs")->second +
-           "\", not a count from 1 to 1024";
+           "\", not a count from 1 to " + std::to_string(kWarmMaxWorkgroups);
   }
   // on_off_option is nullopt only for a value that is neither on nor off.
   for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge"}) {
