@@ -6,7 +6,11 @@
 //   row tiling:     lanes are adjacent invocations and walk a contiguous reduced run;
 //   strided tiling: items are adjacent invocations, so they read adjacent kept elements.
 // Few long outputs would leave the GPU idle, so they are split: mode 1 reduces chunks of each
-// output into partials, mode 2 (a second dispatch) merges each output's partials.
+// output into partials, mode 2 (a second dispatch) merges each output's partials. With
+// params.merge, mode 1's workgroups count themselves once their partials are written, and the
+// last to arrive merges every output's partials as mode 2 would (the same lanes per output, the
+// same order), then sets the count back to 0: no second dispatch, and no workgroup waits for
+// another.
 struct Params {
   outputs: u32,      // output elements
   count: u32,        // reduced elements per output
@@ -20,6 +24,10 @@ struct Params {
   items: u32,        // what the tiles cover: outputs, or outputs * chunks in mode 1
   chunk: u32,        // reduced elements per chunk (count in mode 0)
   chunks: u32,       // chunks per output (modes 1 and 2)
+  merge: u32,        // mode 1: 1 when its last workgroup merges the partials (no mode 2 dispatch)
+  merge_lanes: u32,  // lanes per output of that merge (mode 2's row tiling: adjacent lanes)
+  pad0: u32,
+  pad1: u32,
   kept_size: vec4<u32>,  // outermost first
   kept_stride: vec4<u32>,
   red_size: vec4<u32>,
@@ -30,6 +38,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> Out: array<u32>;
 // Partials of mode 1, chunk-major ([chunks][outputs]), two words each: value bits, index.
 @group(0) @binding(3) var<storage, read_write> Part: array<u32>;
+// Mode 1 with params.merge: the workgroups that have written their partials this step.
+@group(0) @binding(4) var<storage, read_write> Count: array<atomic<u32>>;
 
 const WG = 256u;  // kWorkgroupSize on the host
 const PW = {{out_per_word}}u;  // outputs per word
@@ -87,6 +97,41 @@ fn offset_of(flat: u32, groups: u32, size: vec4<u32>, stride: vec4<u32>) -> u32 
 }
 
 var<workgroup> tree: array<Acc, WG>;  // the lanes' partials, merged in place
+var<workgroup> last_s: u32;           // 1 in the workgroup that merges the partials (params.merge)
+
+// The item's partials of mode 1 (chunk-major), its lane's share of them.
+fn partials(item: u32, lane: u32, lanes: u32) -> Acc {
+  var acc = Acc({{acc_type}}(0), EMPTY);
+  for (var c = lane; c < params.chunks; c += lanes) {
+    let k = 2u * (c * params.outputs + item);
+    acc = merge(acc, Acc(bitcast<{{acc_type}}>(Part[k]), Part[k + 1u]));
+  }
+  return acc;
+}
+
+// Every invocation's partial into `tree`, the lanes of each item merged into its lane 0's slot.
+// Called by the whole workgroup.
+fn meet(lid: u32, lane: u32, lanes: u32, lane_stride: u32, acc: Acc) {
+  tree[lid] = acc;
+  workgroupBarrier();
+  for (var s = lanes / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) { tree[lid] = merge(tree[lid], tree[lid + s * lane_stride]); }
+    workgroupBarrier();
+  }
+}
+
+// The outputs from `item` (the first of a word, at column `col`) packed into their word.
+fn write_word(item: u32, col: u32, col_stride: u32) {
+  var vals: array<{{out_type}}, 4>;
+  for (var k = 0u; k < PW; k++) {
+    if (item + k < params.outputs) {
+      vals[k] = result(tree[(col + k) * col_stride]);
+    } else {
+      vals[k] = {{out_type}}(0);  // the zero tail
+    }
+  }
+  Out[item / PW] = pack(vals);
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -97,10 +142,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let item = wgx_workgroup_index(wid, nwg) * cols + col;
   var acc = Acc({{acc_type}}(0), EMPTY);
   if (item < params.items && params.mode == 2u) {
-    for (var c = lane; c < params.chunks; c += params.lanes) {
-      let k = 2u * (c * params.outputs + item);
-      acc = merge(acc, Acc(bitcast<{{acc_type}}>(Part[k]), Part[k + 1u]));
-    }
+    acc = partials(item, lane, params.lanes);
   } else if (item < params.items) {
     // Item = chunk * outputs + output (mode 0: one chunk), so adjacent items read adjacent
     // elements in the strided tiling.
@@ -142,27 +184,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
   }
-  tree[lid] = acc;
-  workgroupBarrier();
-  for (var s = params.lanes / 2u; s > 0u; s >>= 1u) {
-    if (lane < s) { tree[lid] = merge(tree[lid], tree[lid + s * params.lane_stride]); }
-    workgroupBarrier();
-  }
-  if (lane != 0u || item >= params.items) { return; }
+  meet(lid, lane, params.lanes, params.lane_stride, acc);
   if (params.mode == 1u) {
-    Part[2u * item] = bitcast<u32>(tree[lid].v);
-    Part[2u * item + 1u] = tree[lid].i;
+    if (lane == 0u && item < params.items) {
+      Part[2u * item] = bitcast<u32>(tree[lid].v);
+      Part[2u * item + 1u] = tree[lid].i;
+    }
+    if (params.merge == 0u) { return; }
+    // Every workgroup counts itself (those past the items too) once its partials are written
+    // (the barrier); the one that brings the count to every workgroup's merges them all.
+    storageBarrier();
+    if (lid == 0u) {
+      let total = nwg.x * nwg.y * nwg.z;
+      let done = atomicAdd(&Count[0], 1u) + 1u;
+      last_s = select(0u, 1u, done == total);
+      if (done == total) { atomicStore(&Count[0], 0u); }
+    }
+    if (workgroupUniformLoad(&last_s) == 0u) { return; }
+    // Mode 2's merge with its row tiling (adjacent lanes per output), a workgroup's worth of
+    // outputs at a time.
+    let m_cols = WG / params.merge_lanes;
+    let m_lane = lid % params.merge_lanes;
+    let m_col = lid / params.merge_lanes;
+    for (var first = 0u; first < params.outputs; first += m_cols) {
+      let o = first + m_col;
+      var m = Acc({{acc_type}}(0), EMPTY);
+      if (o < params.outputs) { m = partials(o, m_lane, params.merge_lanes); }
+      meet(lid, m_lane, params.merge_lanes, 1u, m);
+      if (m_lane == 0u && o < params.outputs && m_col % PW == 0u) { write_word(o, m_col, params.merge_lanes); }
+      workgroupBarrier();  // tree is read above before the next round writes it
+    }
     return;
   }
+  if (lane != 0u || item >= params.items) { return; }
   // The first output of each word packs the word.
   if (col % PW != 0u) { return; }
-  var vals: array<{{out_type}}, 4>;
-  for (var k = 0u; k < PW; k++) {
-    if (item + k < params.outputs) {
-      vals[k] = result(tree[(col + k) * params.col_stride]);
-    } else {
-      vals[k] = {{out_type}}(0);  // the zero tail
-    }
-  }
-  Out[item / PW] = pack(vals);
+  write_word(item, col, params.col_stride);
 }

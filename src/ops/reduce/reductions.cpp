@@ -3,10 +3,14 @@
 // workgroup). "strided" takes any dims: where the innermost reduced run is contiguous it tiles
 // like a row, otherwise adjacent outputs go to adjacent invocations (coalesced along the kept
 // dims) with a few lanes each, more when outputs are few and long. Both split outputs that are
-// few and long into chunks (a second dispatch merges them).
+// few and long into chunks; the last workgroup of that dispatch to finish merges their partials
+// (reduce.wgsl's params.merge), or where they are many, or with the reduce_split_merge option
+// off, a second dispatch does. Decoding's argmax over the vocabulary (one output of 128-152 K
+// elements) is such a split: one dispatch a token fewer.
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 
 #include "ops/common.h"
 #include "ops/reduce/routes.h"
@@ -20,19 +24,32 @@ namespace {
 using runtime::DispatchExec;
 using runtime::NodeContext;
 
-constexpr size_t kParamWords = 28;
+constexpr size_t kParamWords = 32;
 constexpr size_t kMaxGroups = 4;
 // Splitting: chunks of at least kMinChunk elements, when a whole-output tiling gives fewer than
 // kFillWorkgroups workgroups, at most kMaxPartials partials (8 bytes each) per node.
 constexpr uint64_t kMinChunk = 4096;
 constexpr uint64_t kMaxPartials = 65536;
+// The most partials the last workgroup merges itself (64 per invocation); more take a dispatch.
+constexpr uint64_t kMergePartials = 16384;
 
 const shaders::ShaderVariant* find_variant(const NodeContext& ctx) {
   return shaders::find_reduce("reduce." + ctx.node().op + "." + dtype_label(ctx.input(0).dtype));
 }
 
+// reduce_split_merge: on (the default) or off; nullopt for another value.
+std::optional<bool> merge_option(const NodeContext& ctx) {
+  const auto it = ctx.options().find("reduce_split_merge");
+  if (it == ctx.options().end()) return true;
+  if (it->second == "on" || it->second == "off") return it->second == "on";
+  return std::nullopt;
+}
+
 std::string guard(const NodeContext& ctx) {
   if (!find_variant(ctx)) return "no variant for " + ctx.node().op + " on " + dtype_label(ctx.input(0).dtype);
+  if (!merge_option(ctx)) {
+    return "reduce_split_merge is \"" + ctx.options().find("reduce_split_merge")->second + "\", not on or off";
+  }
   return check_node(ctx, 8 * kWorkgroupSize);  // one 8-byte partial per invocation
 }
 
@@ -61,9 +78,10 @@ Tile tile(bool row, uint64_t items, uint64_t count, uint32_t min_cols) {
 }
 
 // The two dispatches of a node for the current shapes: the reduction (whole outputs, or
-// partials of chunks) and, when split, the merge of the partials.
+// partials of chunks) and, when split, the merge of the partials, unless the first merges them
+// (`merge`, up to kMergePartials partials; the second then has no workgroups).
 std::array<DispatchExec::Launch, 2> plan(const NodeContext& c, const std::vector<bool>& reduced, bool row,
-                                         uint32_t per_word, bool can_split) {
+                                         uint32_t per_word, bool can_split, bool merge) {
   const DimGroups g = group_dims(c.input_shape(0), reduced);
   // Lanes walk the innermost reduced run where it is contiguous (always so on the row route);
   // otherwise adjacent invocations take adjacent outputs.
@@ -78,20 +96,24 @@ std::array<DispatchExec::Launch, 2> plan(const NodeContext& c, const std::vector
   // The mean of nothing is NaN, as in PyTorch.
   const float scale = g.count ? static_cast<float>(1.0 / static_cast<double>(g.count))
                               : std::numeric_limits<float>::quiet_NaN();
-  auto launch = [&](uint32_t mode, uint64_t items, const Tile& t) {
+  auto launch = [&](uint32_t mode, uint64_t items, const Tile& t, const Tile* merged = nullptr) {
     DispatchExec::Launch l;
     l.params = {static_cast<uint32_t>(g.outputs), static_cast<uint32_t>(g.count),
                 static_cast<uint32_t>(g.kept_size.size()), static_cast<uint32_t>(g.red_size.size()),
                 t.lanes, t.lane_stride, t.col_stride, f32_bits(scale), mode, static_cast<uint32_t>(items),
-                static_cast<uint32_t>(chunk), static_cast<uint32_t>(chunks)};
+                static_cast<uint32_t>(chunk), static_cast<uint32_t>(chunks), merged ? 1u : 0u,
+                merged ? merged->lanes : 0u, 0, 0};
     for (const auto* v : {&g.kept_size, &g.kept_stride, &g.red_size, &g.red_stride}) append_groups(l.params, *v);
     l.workgroups = t.workgroups(items);
     return l;
   };
   if (chunks == 1) return {launch(0, g.outputs, whole), DispatchExec::Launch{}};
   const uint64_t items = g.outputs * chunks;
-  return {launch(1, items, tile(row, items, chunk, 1)),
-          launch(2, g.outputs, tile(true, g.outputs, chunks, per_word))};
+  const Tile merging = tile(true, g.outputs, chunks, per_word);
+  if (merge && items <= kMergePartials) {
+    return {launch(1, items, tile(row, items, chunk, 1), &merging), DispatchExec::Launch{}};
+  }
+  return {launch(1, items, tile(row, items, chunk, 1)), launch(2, g.outputs, merging)};
 }
 
 // The reduction and, when the current shapes call for a split, the merge of its partials (a
@@ -100,7 +122,7 @@ std::unique_ptr<runtime::NodeExec> build_reduction(const NodeContext& ctx, bool 
   const gpu::Kernel& kernel =
       variant_kernel(ctx, *find_variant(ctx),
                      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-                      gpu::Binding::Storage},
+                      gpu::Binding::Storage, gpu::Binding::Storage},
                      kF16PackWgsl);
   const std::vector<bool> reduced = reduced_dims(ctx);
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
@@ -108,10 +130,12 @@ std::unique_ptr<runtime::NodeExec> build_reduction(const NodeContext& ctx, bool 
   const bool can_split = group_dims(ctx.input_max_shape(0), reduced).count >= 2 * kMinChunk;
   auto steps = std::make_unique<Steps>();
   const gpu::BufferBinding partials = steps->own(ctx, can_split ? 8 * kMaxPartials : 8, "partials");
-  const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.output(0).binding(), partials};
+  const bool merge = merge_option(ctx).value();  // the guard checked it
+  const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.output(0).binding(), partials,
+                                                steps->own(ctx, 4, "merge count")};
   for (size_t pass = 0; pass < 2; ++pass) {
     steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, kParamWords, [=](const NodeContext& c) {
-      return plan(c, reduced, row, per_word, can_split)[pass];
+      return plan(c, reduced, row, per_word, can_split, merge)[pass];
     }));
   }
   return steps;

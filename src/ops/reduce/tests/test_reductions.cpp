@@ -210,8 +210,10 @@ TEST(Reductions, ArgmaxTakesTheFirstMaximum) {
   EXPECT_EQ(prog.output_shape("f16_last"), (std::vector<int64_t>{3, 37, 1}));
 }
 
-// Few outputs over 8192 or more elements are split into chunks of partials and merged by a
-// second dispatch; ties across chunks must still give the first index.
+// Few outputs over 8192 or more elements are split into chunks of partials, which the last
+// workgroup of the dispatch merges (one dispatch a node), or with reduce_split_merge off a second
+// dispatch: the same merge in the same order, so the same bits; ties across chunks must still
+// give the first index. A value that is neither on nor off is refused.
 TEST(Reductions, LongOutputsSplitIntoChunks) {
   GraphBuilder b;
   auto rows = b.input("rows", DType::f32, {2, 9001});
@@ -221,16 +223,22 @@ TEST(Reductions, LongOutputsSplitIntoChunks) {
   b.output("amin", b.op1("amin", {rows}, reduce_attrs({1}, true)));
   b.output("sum", b.op1("sum", {cols}, reduce_attrs({0}, false)));
   b.output("mean", b.op1("mean", {half}, reduce_attrs({}, false)));
-  Program prog(shared_context(), b.build(), b.weights());
+  const graph::Graph g = b.build();
+  Program prog(shared_context(), g, b.weights());
+  Program two(shared_context(), g, b.weights(), {{"reduce_split_merge", "off"}});
   std::vector<float> vr(2 * 9001);
   for (size_t i = 0; i < vr.size(); ++i) vr[i] = static_cast<float>((i * 7919) % 13);  // max 12, many times
   const auto vc = random_floats(9001 * 3, 70);
   const auto h = testing::to_f16(random_floats(3 * 37 * 113, 71));
-  prog.set_input<float>("rows", vr, {2, 9001});
-  prog.set_input<float>("cols", vc, {9001, 3});
-  prog.set_input<uint16_t>("half", h, {3, 37, 113});
-  prog.execute();
-  EXPECT_EQ(prog.dispatches_per_execute(), 8u);  // two per node
+  for (Program* p : {&prog, &two}) {
+    p->set_input<float>("rows", vr, {2, 9001});
+    p->set_input<float>("cols", vc, {9001, 3});
+    p->set_input<uint16_t>("half", h, {3, 37, 113});
+    p->execute();
+  }
+  EXPECT_EQ(prog.dispatches_per_execute(), 4u);  // one per node
+  EXPECT_EQ(two.dispatches_per_execute(), 8u);   // two per node
+  for (const char* out : {"argmax", "amin", "sum", "mean"}) EXPECT_EQ(prog.read_f32(out), two.read_f32(out)) << out;
   EXPECT_EQ(prog.read_f32("argmax"), to_float(reduce_ref("argmax", vr, {2, 9001}, {-1})));
   EXPECT_EQ(prog.read_f32("amin"), to_float(reduce_ref("amin", vr, {2, 9001}, {1})));
   EXPECT_TRUE(close(prog.read_f32("sum"), to_float(reduce_ref("sum", vc, {9001, 3}, {0}))));
@@ -238,6 +246,12 @@ TEST(Reductions, LongOutputsSplitIntoChunks) {
   EXPECT_TRUE(close(prog.read_f32("mean"), mean, 1e-4, 1.0 / 1024));
   EXPECT_EQ(route_of(prog, 0), "row");
   EXPECT_EQ(route_of(prog, 2), "strided");
+  try {
+    Program bad(shared_context(), g, b.weights(), {{"reduce_split_merge", "maybe"}});
+    ADD_FAILURE() << "a bad reduce_split_merge was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce_split_merge is \"maybe\", not on or off"), std::string::npos) << e.what();
+  }
 }
 
 // One program, the row count and the reduced length symbolic, changed between executions
@@ -258,7 +272,8 @@ TEST(Reductions, SymbolicSizesChangeBetweenExecutions) {
   EXPECT_EQ(route_of(prog, 1), "strided");
   EXPECT_EQ(route_of(prog, 2), "row");
   uint32_t seed = 20;
-  // len 3000 makes 9000 elements to sum in total: split into chunks; the others are not.
+  // len 3000 makes 9000 elements to sum in total: split into chunks (merged in the same
+  // dispatch); the others are not.
   for (const auto& [r, n] : {std::pair<int64_t, int64_t>{5, 113}, {37, 3000}, {2, 7}}) {
     const auto vx = random_floats(static_cast<size_t>(r) * 113, seed++);
     const auto vy = random_floats(3 * static_cast<size_t>(n), seed++);
@@ -270,7 +285,7 @@ TEST(Reductions, SymbolicSizesChangeBetweenExecutions) {
     EXPECT_TRUE(close(prog.read_f32("mean"), to_float(reduce_ref("mean", vy, {3, n}, {1})))) << n;
     EXPECT_TRUE(close(prog.read_f32("sum"), to_float(reduce_ref("sum", vy, {3, n}, {1})))) << n;
     EXPECT_TRUE(close(prog.read_f32("total"), to_float(reduce_ref("sum", vy, {3, n}, {})))) << n;
-    EXPECT_EQ(prog.dispatches_per_execute(), n == 3000 ? 6u : 5u) << n;
+    EXPECT_EQ(prog.dispatches_per_execute(), 5u) << n;
   }
   // Reducing nothing: the sum is 0 and the mean NaN, as in PyTorch.
   prog.set_input<float>("y", std::vector<float>{}, {3, 0});
