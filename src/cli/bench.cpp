@@ -454,7 +454,9 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const uint64_t kv16 = kv_cache_bytes(m.config, m.limits.max_seq, 2);
   const uint64_t kv32 = kv_cache_bytes(m.config, m.limits.max_seq, 4);
   const char* kv = a.model.half_kv_cache ? "f16" : "f32";
-  const std::string name = a.model.synthetic.empty() ? a.model.path : "synthetic " + a.model.synthetic;
+  const std::string name = a.model.synthetic.empty() ? a.model.path
+                           : "synthetic " + a.model.synthetic +
+                                 (a.model.shared_layers ? " (every layer with layer 0's weights)" : "");
 
   if (a.json) {
     nlohmann::json out = {
