@@ -37,13 +37,6 @@ const gpu::Kernel& kernel(const runtime::NodeContext& ctx, const std::string& va
 // prelude; flash decoding sets them as pipeline constants unless sdpa_decode_specialize = off.
 extern const FixedParams kFlashFixed;
 
-// The runtime option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent,
-// nullopt when it is malformed or out of range (a guard declines its route then).
-std::optional<uint32_t> count_option(const runtime::NodeContext& ctx, std::string_view name, uint32_t fallback,
-                                     uint32_t lo, uint32_t hi);
-// The runtime option `name` as "on" or "off"; `fallback` when it is absent, nullopt for any
-// other value.
-std::optional<bool> on_off_option(const runtime::NodeContext& ctx, std::string_view name, bool fallback);
 
 // "" when input `i` (input_pos) is a SymInt or a constant; a tensor position is not supported.
 std::string position_guard(const runtime::NodeContext& ctx, size_t i);

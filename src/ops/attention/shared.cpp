@@ -100,24 +100,6 @@ const gpu::Kernel& kernel(const NodeContext& ctx, const std::string& variant,
   return variant_kernel(ctx, *v, variant_bindings(*v), prelude(v->template_id), std::move(constants));
 }
 
-std::optional<uint32_t> count_option(const NodeContext& ctx, std::string_view name, uint32_t fallback, uint32_t lo,
-                                     uint32_t hi) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  const std::string& v = it->second;
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const unsigned long n = std::stoul(v);
-  if (n < lo || n > hi) return std::nullopt;
-  return static_cast<uint32_t>(n);
-}
-
-std::optional<bool> on_off_option(const NodeContext& ctx, std::string_view name, bool fallback) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  if (it->second == "on" || it->second == "off") return it->second == "on";
-  return std::nullopt;
-}
-
 std::string position_guard(const NodeContext& ctx, size_t i) {
   if (ctx.input_value(i).kind == graph::ValueKind::Tensor) return "input_pos is a tensor (a SymInt or constant is needed)";
   return "";

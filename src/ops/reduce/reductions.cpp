@@ -38,12 +38,7 @@ const shaders::ShaderVariant* find_variant(const NodeContext& ctx) {
 }
 
 // reduce_split_merge: on (the default) or off; nullopt for another value.
-std::optional<bool> merge_option(const NodeContext& ctx) {
-  const auto it = ctx.options().find("reduce_split_merge");
-  if (it == ctx.options().end()) return true;
-  if (it->second == "on" || it->second == "off") return it->second == "on";
-  return std::nullopt;
-}
+std::optional<bool> merge_option(const NodeContext& ctx) { return on_off_option(ctx, "reduce_split_merge", true); }
 
 std::string guard(const NodeContext& ctx) {
   if (!find_variant(ctx)) return "no variant for " + ctx.node().op + " on " + dtype_label(ctx.input(0).dtype);
