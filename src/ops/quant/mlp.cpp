@@ -7,7 +7,9 @@
 //                         workgroups (kPersistWorkgroups; 1 on a CPU adapter), which need not
 //                         run at once (a wait makes the gate/up tiles of workgroups that have
 //                         not started). The quant_mlp_persist option: on, off; by default on
-//                         where it measured faster (see persist_guard).
+//                         where it measured faster (see persist_guard). quant_mlp_persist_stage
+//                         off reads act where it lies instead of staging it (q4_gemv.wgsl's
+//                         stage_act).
 //   q4_gemv_q8            one row of f32 x, q4gsw weights, no biases: the gate/up q4_gemv
 //                         (with the norm prologue for the add_rms_norm_ form) writes act and
 //                         act rounded to int8 in runs of 16 (q4_gemv.wgsl's q8_run), which the
@@ -53,7 +55,8 @@ OperandMap down_operands(const NodeContext& ctx) {
 // A malformed MLP option: every route declines with it (a build error).
 std::string option_errors(const NodeContext& ctx) {
   const std::string why =
-      on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help"});
+      on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help",
+                           "quant_mlp_persist_stage"});
   if (!why.empty()) return why;
   uint64_t wgs = 0;
   return count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);
@@ -86,8 +89,10 @@ uint64_t persist_workgroups(const NodeContext& ctx) {
 
 // quant_mlp_persist unset takes the route where it measured faster: on GPU adapters, for MLPs
 // whose gate/up product has at most one tile per workgroup. On the H200 (decode tok/s at 128
-// rows, PERFORMANCE.md, 2026-12-01) Qwen3-0.6B's (192 tiles) went +2% at 256 workgroups;
-// Llama-3.2-1B's (512 tiles) lost 7% at 256 and 6.5% at 512, where each has one.
+// rows, PERFORMANCE.md, 2026-12-01) Qwen3-0.6B's (192 tiles) went +2% at 256 workgroups, +4%
+// more with act staged (quant_mlp_persist_stage); Llama-3.2-1B's (512 tiles) lost 7% at 256 and
+// 6.5% at 512, where each has one, and with act staged came within 0.5% at 256 (at 512 the
+// workgroups no longer run at once there).
 std::string persist_guard(const NodeContext& ctx) {
   if (auto why = option_errors(ctx); !why.empty()) return why;
   const std::string on = option(ctx, "quant_mlp_persist");

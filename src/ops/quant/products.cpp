@@ -109,6 +109,7 @@ struct Persist {
   bool help = false;   // workgroup 0 leaves its tiles to the help (quant_mlp_persist_help)
   uint64_t workgroups = 0;
   bool sgwg = false;  // its lanes are whole subgroups (sgwg's reduction serves it)
+  uint32_t act_vec4s = 0;  // act staged in workgroup memory after the handoff (ACTS), or 0
 };
 
 struct KernelInfo {
@@ -373,6 +374,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
                {"D_ACT", kPersistAct}}) {
         constants.emplace_back(c, static_cast<double>(v));
       }
+      if (persist->act_vec4s) constants.emplace_back("ACTS", static_cast<double>(persist->act_vec4s));
       if (persist->fault) constants.emplace_back("FAULT_NOW", 1.0);
       if (persist->help) constants.emplace_back("HELP_TEST", 1.0);
     }
@@ -754,6 +756,13 @@ std::unique_ptr<runtime::NodeExec> q8_persist(const NodeContext& gate_up, const 
   p.help = option(gate_up, "quant_mlp_persist_help") == "on";
   p.workgroups = workgroups;
   p.sgwg = sg_size > 0 && p.tpc >= sg_size && p.tpc % sg_size == 0;
+  // act staged once per workgroup after the handoff (q4_gemv.wgsl's stage_act) where the
+  // workgroup memory holds it beside the gate/up product's, unless quant_mlp_persist_stage is off.
+  const uint64_t storage = stage_storage(f, Stage::Norm, true) + kQ8OutStorage + 4 * act_words;
+  if (option(gate_up, "quant_mlp_persist_stage") != "off" &&
+      check_limits(gate_up, info(Kernel::Q4Gemv).buffers + kNormBuffers, storage).empty()) {
+    p.act_vec4s = static_cast<uint32_t>(act_words / 4);
+  }
   const gpu::BufferBinding w = gate_up.input(f.ops.weight).binding();
   const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
   // The down weight (nibbles, then scales) as X, x where the bias would be; the down output as

@@ -346,7 +346,8 @@ fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
 // the fault word, which the program reads with every readback (an error, not a hang). Out1
 // (atomic here: act's words are read with atomic loads, past any cache that could hold them
 // stale) holds the handoff words (runtime/handoff_pool.h: DONE counts the tiles made, EXITS the
-// workgroups finished, FAULT is the fault word), min(G, T1) claim words from D_CLAIMS, then act's
+// workgroups finished, FAULT is the fault word, NEXT counts the claim words handed to waits),
+// min(G, T1) claim words from D_CLAIMS, then act's
 // words from D_ACT; the last workgroup to finish sets the counts and claims back to 0 for the
 // next dispatch. Every node's dispatch uses the same buffer, so the claim words lie where no
 // node's act does (D_ACT past the most claim words any node has), and neither shares a 128-byte
@@ -373,6 +374,7 @@ override HELP_TEST: bool = false;
 const DONE = 0u;
 const EXITS = 1u;
 const FAULT = 2u;
+const NEXT = 3u;
 const PATIENCE = 64u;
 const SPIN_LIMIT = 1u << 22u;
 var<workgroup> claim_s: vec2<u32>;
@@ -383,6 +385,17 @@ fn down_scale(i: u32) -> f32 {
   if (D_SCALE_F16) { return unpack2x16float(down_word(D_SCALE_BASE + (i >> 1u)))[i & 1u]; }
   return bitcast<f32>(down_word(D_SCALE_BASE + i));
 }
+// act staged in workgroup memory after the handoff (ACTS = its words / 4 where the host stages
+// it, else 1): the workgroup's invocations read neighbouring words (a warp's loads then touch
+// 128 contiguous bytes, where a lane reading its chunk's words touched a 32-byte sector of its
+// own each), once, and the down tiles read it from there.
+override ACTS: u32 = 1u;
+var<workgroup> acts: array<vec4<u32>, ACTS>;
+fn stage_act(lid: u32) {
+  for (var i = lid; i < 4u * ACTS; i += WG) { acts[i >> 2u][i & 3u] = act_word(i); }
+  workgroupBarrier();
+}
+
 // Chunk c of the down product for the group's columns `cols`, act read as q8_run wrote it.
 fn down_chunk(cols: vec4<u32>, c: u32) -> vec4<f32> {
   let chunks = D_K >> 5u;
@@ -394,9 +407,17 @@ fn down_chunk(cols: vec4<u32>, c: u32) -> vec4<f32> {
   let s = vec4<f32>(down_scale(cols.x * D_GROUPS + g), down_scale(cols.y * D_GROUPS + g),
                     down_scale(cols.z * D_GROUPS + g), down_scale(cols.w * D_GROUPS + g));
   var xw: array<u32, 8>;
-  for (var i = 0u; i < 8u; i++) { xw[i] = act_word(8u * c + i); }
   let st = D_K / 4u + 4u * c;  // the chunk's steps and offsets, after the K / 4 words of runs
-  let e = bitcast<vec4<f32>>(vec4<u32>(act_word(st), act_word(st + 1u), act_word(st + 2u), act_word(st + 3u)));
+  var e: vec4<f32>;
+  if (ACTS > 1u) {
+    let a = acts[2u * c];
+    let b = acts[2u * c + 1u];
+    xw = array<u32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+    e = bitcast<vec4<f32>>(acts[st >> 2u]);
+  } else {
+    for (var i = 0u; i < 8u; i++) { xw[i] = act_word(8u * c + i); }
+    e = bitcast<vec4<f32>>(vec4<u32>(act_word(st), act_word(st + 1u), act_word(st + 2u), act_word(st + 3u)));
+  }
   return s * q8_dots(xw, e, q);
 }
 
@@ -412,9 +433,9 @@ fn claim_bits(w: u32) -> u32 {
 
 // The wait (one invocation; the caller hands its answer to the workgroup): (T1, 0) once DONE
 // counts every gate/up tile; after PATIENCE polls, (w, bits): the tiles of claim word w that
-// this call claimed, the first word at or after `start` (cyclically) with any left, for the
-// caller to make before it waits again.
-fn wait_or_claim(start: u32) -> vec2<u32> {
+// this call claimed (of the next claim word handed out that had any left), for the caller to
+// make before it waits again.
+fn wait_or_claim() -> vec2<u32> {
   let t1 = p_tiles_n();
   if (FAULT_NOW) {
     sync_store(FAULT, 1u);
@@ -431,14 +452,19 @@ fn wait_or_claim(start: u32) -> vec2<u32> {
       return vec2<u32>(t1, 0u);
     }
     if (polls >= PATIENCE) {
+      // The claim words are handed to the waits from the last down (NEXT counts those handed
+      // out): a GPU starts workgroups in about the order of their indices, so the last ones are
+      // those likeliest not to have started, and every word is looked at by one wait at most (a
+      // scan of every word by every wait took ~200 us a dispatch where half of 512 workgroups
+      // had not started).
       let words = min(p_tile_stride(), t1);
-      for (var i = 0u; i < words; i++) {
-        let w = (start + i) % words;
+      loop {
+        let i = sync_add(NEXT, 1u);
+        if (i >= words) { break; }
+        let w = words - 1u - i;
         let want = claim_bits(w);
-        if ((sync_load(D_CLAIMS + w) & want) != want) {
-          let got = want & ~sync_or(D_CLAIMS + w, want);
-          if (got != 0u) { return vec2<u32>(w, got); }
-        }
+        let got = want & ~sync_or(D_CLAIMS + w, want);
+        if (got != 0u) { return vec2<u32>(w, got); }
       }
       polls = 0u;  // every tile is claimed, by workgroups that are making them
     }
@@ -544,7 +570,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     storageBarrier();  // the tiles' act words are written
     if (lid == 0u) {
       if (mine != 0u) { sync_add(DONE, countOneBits(mine)); }
-      claim_s = wait_or_claim(wg);
+      claim_s = wait_or_claim();
     }
     let next = workgroupUniformLoad(&claim_s);
     if (next.y == 0u) { break; }
@@ -552,6 +578,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     mine = next.y;
   }
   if (PERSIST) {
+    if (ACTS > 1u) { stage_act(lid); }
     let workgroups = p_tile_stride();
     let li = group * lanes + t;  // this invocation's place in the workgroup's lane groups
     {
@@ -587,6 +614,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (lid == 0u) {
         sync_store(DONE, 0u);
         sync_store(EXITS, 0u);
+        sync_store(NEXT, 0u);
       }
     }
   }

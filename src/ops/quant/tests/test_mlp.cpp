@@ -225,48 +225,53 @@ TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
 // there), on a GPU also 64, 256 and 4,096 (more than a GPU runs at once: the waits make the
 // gate/up tiles of workgroups that have not started). With quant_mlp_persist_help, workgroup 0
 // claims none of its gate/up tiles, leaving them to a wait, which must make them all (else
-// act, and so y, would differ).
+// act, and so y, would differ). Both with act staged in workgroup memory after the handoff and
+// read where it lies (quant_mlp_persist_stage).
 TEST(QuantMlp, PersistMatchesThePairBitForBit) {
   const bool gpu = !testing::shared_context().adapter().is_cpu;
   for (const char* wgs : {"1", "64", "256", "4096"}) {
     for (const char* help : {"off", "on"}) {
-      if (!gpu && std::atoi(wgs) > 1) continue;
-      SCOPED_TRACE(std::string("quant_mlp_persist_wgs ") + wgs + ", quant_mlp_persist_help " + help);
-      const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
-      graph::GraphBuilder b1, b2;
-      Mlps pair_mlps, persist_mlps;
-      for (MlpSpec s : one_row) {
-        pair_mlps.add(b1, s);
-        s.route = "q4_gemv_persist";
-        persist_mlps.add(b2, s);
-      }
-      const RuntimeOptions base{
-        {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}, {"quant_mlp_persist", "off"}};
-      RuntimeOptions with = base;
-      with["quant_mlp_persist"] = "on";
-      with["quant_mlp_persist_wgs"] = wgs;
-      with["quant_mlp_persist_help"] = help;
-      Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
-      Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
-      for (int step = 0; step < 3; ++step) {
-        for (const MlpSpec& s : one_row) {
-          pair_mlps.set(pair, s.name);
-          persist_mlps.set(persist, s.name);
+      for (const char* stage : {"on", "off"}) {
+        if (!gpu && std::atoi(wgs) > 1) continue;
+        SCOPED_TRACE(std::string("quant_mlp_persist_wgs ") + wgs + ", quant_mlp_persist_help " + help +
+                     ", quant_mlp_persist_stage " + stage);
+        const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
+        graph::GraphBuilder b1, b2;
+        Mlps pair_mlps, persist_mlps;
+        for (MlpSpec s : one_row) {
+          pair_mlps.add(b1, s);
+          s.route = "q4_gemv_persist";
+          persist_mlps.add(b2, s);
         }
-        pair.execute();
-        persist.execute();
-        EXPECT_EQ(persist.dispatches_per_execute(), one_row.size());
-        EXPECT_EQ(pair.dispatches_per_execute(), 2 * one_row.size());
-        for (const MlpSpec& s : one_row) {
-          persist_mlps.verify(persist, s.name);
-          for (const char* out : {".act", ".y", ".sum"}) {
-            EXPECT_EQ(persist.read_f32(s.name + out), pair.read_f32(s.name + out)) << s.name << out;
+        const RuntimeOptions base{
+          {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}, {"quant_mlp_persist", "off"}};
+        RuntimeOptions with = base;
+        with["quant_mlp_persist"] = "on";
+        with["quant_mlp_persist_wgs"] = wgs;
+        with["quant_mlp_persist_help"] = help;
+        with["quant_mlp_persist_stage"] = stage;
+        Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
+        Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
+        for (int step = 0; step < 3; ++step) {
+          for (const MlpSpec& s : one_row) {
+            pair_mlps.set(pair, s.name);
+            persist_mlps.set(persist, s.name);
           }
+          pair.execute();
+          persist.execute();
+          EXPECT_EQ(persist.dispatches_per_execute(), one_row.size());
+          EXPECT_EQ(pair.dispatches_per_execute(), 2 * one_row.size());
+          for (const MlpSpec& s : one_row) {
+            persist_mlps.verify(persist, s.name);
+            for (const char* out : {".act", ".y", ".sum"}) {
+              EXPECT_EQ(persist.read_f32(s.name + out), pair.read_f32(s.name + out)) << s.name << out;
+            }
+          }
+          for (const gpu::DispatchTiming& t : persist.last_timings()) {
+            EXPECT_NE(t.kernel.find(".persist"), std::string::npos) << t.kernel;
+          }
+          if (::testing::Test::HasFailure()) return;
         }
-        for (const gpu::DispatchTiming& t : persist.last_timings()) {
-          EXPECT_NE(t.kernel.find(".persist"), std::string::npos) << t.kernel;
-        }
-        if (::testing::Test::HasFailure()) return;
       }
     }
   }
