@@ -42,7 +42,7 @@ which a short timed run would otherwise count.
 
 Decoding is pipelined: the argmax runs on the device, each step feeds its token to the next on
 the device, and up to --in-flight steps are submitted before the host waits for the oldest
-token, which it reads back asynchronously (one submit per token). --sync times the synchronous
+token, which it reads back asynchronously (one submit per token, or per --steps-per-submit). --sync times the synchronous
 loop instead (read the logits back, argmax on the host, then record the next step: two submits
 per token), for comparison. Models without a "next_token" output (.wgx files converted before
 it existed) decode synchronously.
@@ -61,6 +61,8 @@ it existed) decode synchronously.
                           empty: decoding deep in a long context without prefilling it
   --sync                  decode synchronously (see above)
   --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 3)
+  --steps-per-submit K    pipelined decode steps recorded into one submit, 1 to --in-flight
+                          (default 1)
   --prefill-runs N        prefills timed (each on a reset cache); the median is reported
                           (default 5)
   --warmup MS             untimed runs of the same shape for at least MS milliseconds first
@@ -77,11 +79,10 @@ constexpr const char* kFiller =
     "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins with a single step. ";
 
 // What one synchronous decode step submits: Program::execute's command buffer, then
-// gpu::download's copy of the logits (read back to sample the next token). A pipelined step
-// submits only its command buffer, which also copies its token into the next step's input and
-// into a staging buffer for the host.
+// gpu::download's copy of the logits (read back to sample the next token). Pipelined steps
+// submit only their command buffer (--steps-per-submit of them in one), which also copies each
+// token into the next step's input and into a staging buffer for the host.
 constexpr int kSubmitsPerSyncStep = 2;
-constexpr int kSubmitsPerPipelinedStep = 1;
 
 using Clock = std::chrono::steady_clock;
 
@@ -95,7 +96,8 @@ struct BenchArgs {
   bool profile = false;
   bool json = false;
   bool sync = false;
-  int64_t in_flight = 3;
+  int64_t in_flight = llm::GenerationOptions{}.decode_in_flight;
+  int64_t steps_per_submit = llm::GenerationOptions{}.decode_steps_per_submit;
   int64_t prefill_runs = 5;  // the prefill time reported is the median of this many
   int64_t warmup_ms = 1000;  // untimed runs first, for at least this long
 
@@ -198,9 +200,10 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
 
 // The pipelined loop: the last prefill step and every decode step feed "next_token" into
 // "tokens" on the device and read it back asynchronously; up to `in_flight` steps are submitted
-// before the host waits for the oldest token.
+// (`per_submit` of them a submit, once there is room for them all) before the host waits for the
+// oldest token.
 Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode,
-                     int64_t chunk, int64_t in_flight) {
+                     int64_t chunk, int64_t in_flight, int64_t per_submit) {
   Timing t;
   t.pipelined = true;
   p.reset_state();
@@ -229,13 +232,18 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   const auto t1 = Clock::now();
   int64_t submitted = 0;  // decode steps; step i feeds the token before it at start + i
   for (int64_t i = 0; i < decode; ++i) {
-    while (static_cast<int64_t>(reads.size()) < in_flight && submitted < decode) {
+    for (;;) {
+      const int64_t group = std::min(per_submit, decode - submitted);
+      if (group <= 0 || static_cast<int64_t>(reads.size()) + group > in_flight) break;
       const double s0 = thread_cpu_now();
-      p.set_sym("input_pos", start + submitted);
-      reads.push_back(p.read_async("next_token"));
-      p.execute();
+      auto step = [&](int k) {
+        p.set_sym("input_pos", start + submitted + k);
+        reads.push_back(p.read_async("next_token"));
+      };
+      step(0);
+      p.execute_steps(static_cast<int>(group), step);
       t.submit_cpu += thread_cpu_now() - s0;
-      ++submitted;
+      submitted += group;
     }
     t.tokens.push_back(reads.front().i32().at(0));
     reads.pop_front();
@@ -251,7 +259,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
 
 Timing run(runtime::Program& p, const BenchArgs& a, bool pipelined, std::span<const int32_t> prompt, int64_t start,
            int64_t decode, int64_t chunk) {
-  return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight)
+  return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit)
                    : run_sync(p, prompt, start, decode, chunk);
 }
 
@@ -358,6 +366,9 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     } else if (args.take("--in-flight")) {
       a.in_flight =
           parse_int("--in-flight", args.value(), 1, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
+    } else if (args.take("--steps-per-submit")) {
+      a.steps_per_submit = parse_int("--steps-per-submit", args.value(), 1,
+                                     static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
     } else if (args.take("--prefill-runs")) {
       a.prefill_runs = parse_int("--prefill-runs", args.value(), 1, 100);
     } else if (args.take("--warmup")) {
@@ -369,6 +380,10 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     } else {
       args.unknown();
     }
+  }
+  if (a.steps_per_submit > a.in_flight) {
+    throw std::invalid_argument("bench: --steps-per-submit " + std::to_string(a.steps_per_submit) +
+                                " is more than the steps in flight (--in-flight " + std::to_string(a.in_flight) + ")");
   }
   if (a.model.shared_layers && a.model.synthetic.empty()) {
     throw std::invalid_argument("bench: --shared-layers needs --synthetic NAME");
@@ -440,7 +455,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   std::sort(prefills.begin(), prefills.end());
   t.prefill_s = prefills[prefills.size() / 2];
   const double fastest_prefill_s = prefills.front();
-  const int submits_per_step = pipelined ? kSubmitsPerPipelinedStep : kSubmitsPerSyncStep;
+  const double submits_per_step = pipelined ? 1.0 / static_cast<double>(a.steps_per_submit) : kSubmitsPerSyncStep;
   const char* mode = pipelined ? "pipelined" : "sync";
   const runtime::MemoryReport mem = m.program->memory();
   const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
@@ -483,6 +498,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
         {"decode_mode", mode},
         {"token_ids", t.tokens},
         {"decode_in_flight", pipelined ? a.in_flight : 1},
+        {"decode_steps_per_submit", pipelined ? a.steps_per_submit : 1},
         {"decode_tok_s", decode_tok_s},
         {"dispatches_per_prefill_step", t.prefill_dispatches},
         {"submits_per_prefill_step", t.prefill_submits},
@@ -530,16 +546,22 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   std::printf("warm-up      %d untimed run%s of the same shape first (--warmup %lld ms)\n", warmups,
               warmups == 1 ? "" : "s", static_cast<long long>(a.warmup_ms));
   if (pipelined) {
-    std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight)\n",
+    std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight, %lld a submit)\n",
                 tokens_at(n, start).c_str(), t.decode_s, rate(decode_tok_s).c_str(),
-                static_cast<long long>(a.in_flight));
-    std::printf("per token    %zu dispatches, %d submit (the step's command buffer, with the token's copies)\n",
-                t.decode_dispatches, submits_per_step);
+                static_cast<long long>(a.in_flight), static_cast<long long>(a.steps_per_submit));
+    if (a.steps_per_submit == 1) {
+      std::printf("per token    %zu dispatches, 1 submit (the step's command buffer, with the token's copies)\n",
+                  t.decode_dispatches);
+    } else {
+      std::printf("per token    %zu dispatches, 1/%lld submit (%lld steps' command buffer, with their tokens' copies)\n",
+                  t.decode_dispatches, static_cast<long long>(a.steps_per_submit),
+                  static_cast<long long>(a.steps_per_submit));
+    }
   } else {
     std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), t.decode_s,
                 rate(decode_tok_s).c_str(), a.sync ? "" : ": the model has no next_token output");
     std::printf("per token    %zu dispatches, %d submits (the step's command buffer, the logits readback)\n",
-                t.decode_dispatches, submits_per_step);
+                t.decode_dispatches, kSubmitsPerSyncStep);
   }
   std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread, %.3f of "
               "them setting up, recording and submitting the step)\n",

@@ -30,6 +30,7 @@ Generates a continuation of PROMPT, streamed to stdout; statistics go to stderr.
   --in-flight N         greedy decoding (--temp 0, no --repeat-penalty) keeps up to N steps on
                         the device, the next token picked there (default 3; 0: one step at a
                         time, the token picked on the host)
+  --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 1)
 
 )";
 
@@ -45,6 +46,7 @@ only the new message. Lines starting with / are commands:
   --no-think            Qwen3: reply without thinking first
   -n, --max-tokens N    tokens per reply at most (default 1024)
   --in-flight N         greedy decoding steps kept on the device (default 3; 0: one at a time)
+  --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 1)
 
 )";
 
@@ -90,8 +92,26 @@ void announce(const ModelArgs& args, const LoadedModel& m) {
                args.path.c_str(), m.description.c_str(), m.load_seconds, m.read_seconds, m.build_seconds);
 }
 
-int64_t parse_in_flight(const std::string& text) {
-  return parse_int("--in-flight", text, 0, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
+// --in-flight and --steps-per-submit (run and chat).
+bool take_decode_option(ArgWalker& args, llm::GenerationOptions& options) {
+  constexpr auto kMost = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight);
+  if (args.take("--in-flight")) {
+    options.decode_in_flight = parse_int("--in-flight", args.value(), 0, kMost);
+  } else if (args.take("--steps-per-submit")) {
+    options.decode_steps_per_submit = parse_int("--steps-per-submit", args.value(), 1, kMost);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void check_decode_options(const char* command, const llm::GenerationOptions& options) {
+  if (options.decode_steps_per_submit > std::max<int64_t>(options.decode_in_flight, 1)) {
+    throw std::invalid_argument(std::string(command) + ": --steps-per-submit " +
+                                std::to_string(options.decode_steps_per_submit) +
+                                " is more than the steps in flight (--in-flight " +
+                                std::to_string(options.decode_in_flight) + ")");
+  }
 }
 
 // A hint on what to change, for a prompt that does not fit.
@@ -119,7 +139,10 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
   std::string prompt, system;
   ArgWalker args("run", argv);
   while (!args.done()) {
-    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given)) continue;
+    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given) ||
+        take_decode_option(args, options)) {
+      continue;
+    }
     if (args.take("--prompt", "-p")) {
       prompt = args.value();
       have_prompt = true;
@@ -130,8 +153,6 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
     } else if (args.take("--system")) {
       system = args.value();
       chat = true;
-    } else if (args.take("--in-flight")) {
-      options.decode_in_flight = parse_in_flight(args.value());
     } else if (args.take("--no-think")) {
       chat_options.enable_thinking = false;
       chat = true;
@@ -141,6 +162,7 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
       args.unknown();
     }
   }
+  check_decode_options("run", options);
   if (!have_prompt)
     throw std::invalid_argument("run: give a prompt with -p TEXT (or -p - to read stdin); see wgx run --help");
   if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -193,19 +215,21 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) 
   std::string system;
   ArgWalker args("chat", argv);
   while (!args.done()) {
-    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given)) continue;
+    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given) ||
+        take_decode_option(args, options)) {
+      continue;
+    }
     if (args.take("--max-tokens", "-n")) {
       options.max_new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
     } else if (args.take("--system")) {
       system = args.value();
-    } else if (args.take("--in-flight")) {
-      options.decode_in_flight = parse_in_flight(args.value());
     } else if (args.take("--no-think")) {
       chat_options.enable_thinking = false;
     } else {
       args.unknown();
     }
   }
+  check_decode_options("chat", options);
   if (!seed_given) options.sampling.seed = random_seed();
   llm::validate(options.sampling);
 

@@ -132,6 +132,11 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   if (options.decode_in_flight < 0 || options.decode_in_flight > kMaxInFlight) {
     throw std::invalid_argument("decode_in_flight must be in [0, " + std::to_string(kMaxInFlight) + "]");
   }
+  if (options.decode_steps_per_submit < 1 || options.decode_steps_per_submit > std::max<int64_t>(options.decode_in_flight, 1)) {
+    throw std::invalid_argument("decode_steps_per_submit must be in [1, decode_in_flight] (it is " +
+                                std::to_string(options.decode_steps_per_submit) + ", decode_in_flight " +
+                                std::to_string(options.decode_in_flight) + ")");
+  }
   for (int32_t id : prompt) {
     if (id < 0 || id >= limits_.vocab) {
       throw std::invalid_argument("prompt token " + std::to_string(id) + " is outside the model's vocabulary (" +
@@ -219,11 +224,17 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
     const int64_t base = fed_;
     int64_t requested = 1;  // tokens asked of the device so far
     for (bool go_on = true; go_on;) {
-      while (static_cast<int64_t>(in_flight.size()) < options.decode_in_flight && requested < options.max_new_tokens) {
-        program_.set_sym("input_pos", base + requested - 1);
-        in_flight.push_back(program_.read_async("next_token"));
-        program_.execute();
-        ++requested;
+      // A group of steps once there is room for all of it (or for all that is left).
+      for (;;) {
+        const int64_t n = std::min(options.decode_steps_per_submit, options.max_new_tokens - requested);
+        if (n <= 0 || static_cast<int64_t>(in_flight.size()) + n > options.decode_in_flight) break;
+        auto step = [&](int k) {
+          program_.set_sym("input_pos", base + requested - 1 + k);
+          in_flight.push_back(program_.read_async("next_token"));
+        };
+        step(0);
+        program_.execute_steps(static_cast<int>(n), step);
+        requested += n;
       }
       const int32_t token = in_flight.front().i32().at(0);
       in_flight.pop_front();

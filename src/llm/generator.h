@@ -16,8 +16,8 @@
 //
 // Greedy decoding is pipelined where the model allows it (a "next_token" output, models/model.h):
 // the argmax runs on the device, each step feeds the next on the device (Program::feed_from), and
-// the host keeps up to GenerationOptions::decode_in_flight steps submitted, collecting each
-// token asynchronously while later steps run. Steps submitted past the end (an eos, a stop
+// the host keeps up to GenerationOptions::decode_in_flight steps submitted (decode_steps_per_submit
+// of them a submit), collecting each token asynchronously while later steps run. Steps submitted past the end (an eos, a stop
 // string, a cancel) are discarded: they wrote only cache rows past the context, which the next
 // generate() overwrites before anything reads them. Tokens, text, callbacks, stop reasons and the
 // context are exactly those of the synchronous path.
@@ -66,6 +66,9 @@ struct GenerationOptions {
   // penalty) and the model has "next_token"; 0 decodes synchronously (the logits read back and
   // the argmax taken on the host). The tokens are the same either way.
   int64_t decode_in_flight = 3;
+  // Pipelined steps recorded into one submit (Program::execute_steps), 1 to decode_in_flight: a
+  // new group is submitted once that many of the steps in flight have been collected.
+  int64_t decode_steps_per_submit = 1;
 };
 
 enum class StopReason { Eos, StopString, MaxTokens, Cancelled };

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "graph/error.h"
+#include "runtime/param_arena.h"
 #include "runtime/storage.h"
 
 namespace wgx::ops {
@@ -134,7 +135,7 @@ InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, DType dtype) 
 void InputBinding::refresh(const runtime::NodeContext& ctx) const {
   if (!owned || ctx.input_value(input).kind != graph::ValueKind::Sym) return;
   const std::vector<uint8_t> bytes = scalar_bytes(ctx, ctx.scalar_input(input), dtype);
-  gpu::upload(ctx.gpu(), *owned, 0, bytes.data(), bytes.size());
+  ctx.params().upload(*owned, 0, bytes.data(), bytes.size());  // in order with the steps (ParamArena)
 }
 
 std::string check_rank_and_size(const runtime::NodeContext& ctx) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace wgx::runtime {
 
@@ -47,6 +48,83 @@ void ParamArena::flush() {
     ++uploads_;
     page.dirty_begin = UINT32_MAX;
     page.dirty_end = 0;
+  }
+}
+
+void ParamArena::upload(const gpu::Buffer& dst, uint64_t offset, const void* data, size_t bytes) {
+  if (!recorded_) {
+    gpu::upload(ctx_, dst, offset, data, bytes);
+    return;
+  }
+  if (offset % 4 != 0 || offset + bytes > dst.size() || (bytes % 4 != 0 && offset + bytes != dst.size())) {
+    // What gpu::upload would refuse, refused now rather than at the copy.
+    throw gpu::GpuError(gpu::ErrorKind::Validation, dst.label(),
+                        "an upload of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                            " into a buffer of " + std::to_string(dst.size()) + " bytes");
+  }
+  const auto* p = static_cast<const uint8_t*>(data);
+  pending_.push_back({&dst, offset, std::vector<uint8_t>(p, p + bytes)});
+}
+
+void ParamArena::begin_recorded() {
+  recorded_ = true;
+  staging_used_ = 0;
+  for (Staging& s : staging_) s.bytes.clear();
+}
+
+void ParamArena::stage(gpu::Recorder& rec, const gpu::Buffer& dst, uint64_t offset, const uint8_t* data,
+                       size_t bytes) {
+  const size_t padded = gpu::round_up(bytes, 4);
+  // The current staging buffer, or the next (a new one twice the size where none is left).
+  while (staging_used_ < staging_.size()) {
+    Staging& s = staging_[staging_used_];
+    if (s.bytes.size() + padded <= s.buffer->size()) break;
+    ++staging_used_;
+  }
+  if (staging_used_ == staging_.size()) {
+    const uint64_t size = std::max<uint64_t>(gpu::round_up(padded, 4), staging_.empty() ? 4 * kPageBytes
+                                                                                       : 2 * staging_.back().buffer->size());
+    staging_.push_back({std::make_unique<gpu::Buffer>(ctx_, size, gpu::BufferKind::Storage,
+                                                      "params staging " + std::to_string(staging_.size())),
+                        {}});
+  }
+  Staging& s = staging_[staging_used_];
+  const uint64_t at = s.bytes.size();
+  s.bytes.insert(s.bytes.end(), data, data + bytes);
+  s.bytes.resize(at + padded, 0);
+  rec.copy(*s.buffer, at, dst, offset, padded);
+}
+
+void ParamArena::record_flush(gpu::Recorder& rec) {
+  for (Page& page : pages_) {
+    if (page.dirty_begin >= page.dirty_end) continue;
+    stage(rec, *page.buffer, page.dirty_begin, page.mirror.data() + page.dirty_begin, page.dirty_end - page.dirty_begin);
+    page.dirty_begin = UINT32_MAX;
+    page.dirty_end = 0;
+  }
+  for (const Pending& u : pending_) stage(rec, *u.dst, u.offset, u.bytes.data(), u.bytes.size());
+  pending_.clear();
+}
+
+void ParamArena::end_recorded() {
+  if (!pending_.empty()) throw std::logic_error("params: an upload after the last step's record_flush()");
+  recorded_ = false;
+  for (Staging& s : staging_) {
+    if (s.bytes.empty()) continue;
+    gpu::upload(ctx_, *s.buffer, 0, s.bytes.data(), s.bytes.size());
+    ++uploads_;
+  }
+  pending_.clear();
+}
+
+void ParamArena::abort_recorded() {
+  recorded_ = false;
+  pending_.clear();
+  // The mirror holds what the recorded steps staged, which never reached the pages: the next
+  // flush() uploads every page whole.
+  for (Page& page : pages_) {
+    page.dirty_begin = 0;
+    page.dirty_end = page.used;
   }
 }
 

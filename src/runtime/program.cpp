@@ -173,6 +173,9 @@ struct Program::Impl {
   HandoffPool handoff{gpu};  // likewise
   gpu::Timing timing = gpu::Timing::Off;
   bool submit_parts = true;  // the submit_parts option (execute())
+  // The recorded_params option (execute_steps): off makes the later steps' params and uploads
+  // queue writes, which land before the command buffer runs (wrong: the tests' negative control).
+  bool recorded_params = true;
 
   std::vector<TensorRef> refs;                 // per value
   std::vector<std::vector<int64_t>> shapes;    // per value, current sizes
@@ -385,6 +388,12 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
       throw std::invalid_argument("the submit_parts option is '" + it->second + "', not on or off");
     }
     m.submit_parts = it->second == "on";
+  }
+  if (const auto it = m.options.find("recorded_params"); it != m.options.end()) {
+    if (it->second != "on" && it->second != "off") {
+      throw std::invalid_argument("the recorded_params option is '" + it->second + "', not on or off");
+    }
+    m.recorded_params = it->second == "on";
   }
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
@@ -612,7 +621,7 @@ void Program::set_input(std::string_view name, std::span<const uint8_t> bytes, s
   }
   const TensorRef& r = m.refs[in.value];
   std::vector<uint8_t> stored = to_storage(type.dtype, bytes, r.storage, in.name);
-  if (!stored.empty()) gpu::upload(m.gpu, *r.buffer, r.offset, stored.data(), stored.size());
+  if (!stored.empty()) m.params.upload(*r.buffer, r.offset, stored.data(), stored.size());  // see execute_steps
   // The host's bytes replace whatever a feed would have delivered.
   std::erase_if(m.feeds, [&](const Impl::Feed& f) { return f.input == in.value; });
 }
@@ -627,110 +636,156 @@ double thread_cpu_seconds() {
 
 void Program::execute(int repeats) {
   if (repeats < 1) throw std::invalid_argument("execute: repeats is " + std::to_string(repeats) + ", not at least 1");
+  run(repeats, 1, {});
+}
+
+void Program::execute_steps(int steps, const std::function<void(int)>& before_step) {
+  if (steps < 1) throw std::invalid_argument("execute_steps: steps is " + std::to_string(steps) + ", not at least 1");
+  if (steps > 1 && !before_step) throw std::invalid_argument("execute_steps: no before_step for steps after the first");
+  run(1, steps, before_step);
+}
+
+void Program::run(int repeats, int steps, const std::function<void(int)>& before_step) {
   Impl& m = *impl_;
-  const double t0 = thread_cpu_seconds();
-  const bool small = m.in_small_class();
-  if (m.shapes_dirty) {
-    m.update_shapes();
-    m.shapes_dirty = false;
-  }
-  // A fed input must still have the shape its feed wrote; the feeds' next shapes must fit.
-  std::vector<std::pair<uint32_t, int64_t>> fed_syms;
-  for (const Impl::Feed& f : m.feeds) {
-    const std::vector<int64_t>& now = m.shapes[f.input];
-    if (f.fed_shape && *f.fed_shape != now) {
-      throw std::logic_error("input '" + f.input_name + "' is fed from '" + f.output_name + "', which wrote shape " +
-                             shape_text(*f.fed_shape) + ", but SymInts set since make it " + shape_text(now) +
-                             ": set_input() it, or set those SymInts back");
-    }
-    const std::vector<int64_t>& out = m.shapes[f.output];
-    const graph::Shape& dims = m.graph.type(f.input).shape;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d].is_const()) continue;  // equal to the output's, checked by feed_from
-      const graph::SymInt& sym = m.graph.syms[dims[d].sym().index];
-      const auto value = dims[d].solve(out[d]);
-      if (!value || *value < sym.min || *value > sym.max) {
-        throw std::logic_error("input '" + f.input_name + "' is fed from '" + f.output_name + "' of shape " +
-                               shape_text(out) + ", which its dim " + std::to_string(d) + " (" +
-                               graph::to_string(dims[d], &m.graph.syms) + ") cannot take");
-      }
-      fed_syms.emplace_back(dims[d].sym().index, *value);
-    }
-  }
-  for (auto& step : m.steps) {
-    Impl::Resized& r = step.active(small);
-    bool stale = !r.fresh;
-    for (size_t k = 0; k < step.syms.size() && !stale; ++k) stale = r.seen[k] != m.sym_values[step.syms[k]];
-    if (!stale) continue;
-    r.fresh = false;
-    r.exec->resize(NodeContext(*this, step.node));
-    ++m.resizes;
-    r.seen.resize(step.syms.size());
-    for (size_t k = 0; k < step.syms.size(); ++k) r.seen[k] = m.sym_values[step.syms[k]];
-    r.fresh = true;
-  }
-  m.small_class_now = small;
-  const double t1 = thread_cpu_seconds();
-  host_times_.resize += t1 - t0;
-  m.params.flush();
-  const double t2 = thread_cpu_seconds();
-  host_times_.params += t2 - t1;
-  // A step of many dispatches (prefill) goes to the GPU in parts, so that it starts on the first
-  // while the host records and submits the rest: the first part ends at kFirstPart dispatches,
-  // each next one is twice as long, and the last holds the feeds' copies and the readbacks. One-
-  // token steps (pipelined: the host records while earlier steps run), repeated and profiled
-  // executes, and the submit_parts = off option keep one command buffer.
-  const bool parts = m.submit_parts && !small && repeats == 1 && m.timing == gpu::Timing::Off;
-  std::optional<gpu::Recorder> rec(std::in_place, m.gpu, "execute", m.timing);
-  size_t recorded = 0;  // dispatches of the parts submitted
-  size_t submitted = 0;  // parts submitted
-  size_t part_end = kFirstPart;
-  double submitting = 0;
-  // A part that fails throws as a failed recording does: the reads asked for stay pending.
-  for (int i = 0; i < repeats; ++i) {
-    for (auto& step : m.steps) {
-      step.active(small).exec->record(*rec);
-      if (parts && rec->dispatches() >= part_end) {
-        const double s0 = thread_cpu_seconds();
-        recorded += rec->dispatches();
-        rec->submit();
-        ++submitted;
-        rec.emplace(m.gpu, "execute", m.timing);
-        part_end *= 2;
-        submitting += thread_cpu_seconds() - s0;
-      }
-    }
-  }
-  dispatches_ = (recorded + rec->dispatches()) / static_cast<size_t>(repeats);
-  const double t3 = thread_cpu_seconds();
-  host_times_.record += t3 - t2 - submitting;
-  host_times_.submit += submitting;
-  for (const Impl::Feed& f : m.feeds) {
-    const TensorRef& from = m.refs[f.output];
-    const TensorRef& to = m.refs[f.input];
-    const uint64_t bytes = storage_bytes(from.storage, numel(m.shapes[f.output]));
-    if (bytes) rec->copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
-  }
+  std::optional<gpu::Recorder> rec;
   std::vector<std::shared_ptr<AsyncRead::State>> reads;
-  for (const auto& weak : m.pending_reads) {
-    std::shared_ptr<AsyncRead::State> st = weak.lock();
-    if (!st) continue;  // dropped before this execute
-    const ValueId v = st->slot->output;
-    const TensorRef& r = m.refs[v];
-    st->shape = m.shapes[v];
-    st->bytes = storage_bytes(r.storage, numel(st->shape));
-    if (st->bytes) {
-      std::vector<gpu::Span> spans{{r.buffer, r.offset, st->bytes}};
-      spans.insert(spans.end(), m.handoff.words().begin(), m.handoff.words().end());
-      st->handoff = &m.handoff;
-      st->word_bytes = m.handoff.word_bytes();
-      rec->readback(spans, *st->slot->buffer);
+  size_t recorded = 0;   // dispatches of the parts submitted
+  size_t submitted = 0;  // parts submitted
+  // A step after the first that fails to record throws with nothing submitted: the reads of the
+  // steps recorded before it fail, and the params they staged are uploaded again by the next.
+  struct Abort {
+    Impl& m;
+    std::vector<std::shared_ptr<AsyncRead::State>>& reads;
+    bool armed = false;
+    ~Abort() {
+      if (!armed) return;
+      m.params.abort_recorded();
+      for (const auto& st : reads) st->failed = true;
     }
-    reads.push_back(std::move(st));
+  } abort{m, reads};
+  for (int k = 0; k < steps; ++k) {
+    if (k > 0) before_step(k);
+    const double t0 = thread_cpu_seconds();
+    const bool small = m.in_small_class();
+    if (m.shapes_dirty) {
+      m.update_shapes();
+      m.shapes_dirty = false;
+    }
+    // A fed input must still have the shape its feed wrote; the feeds' next shapes must fit.
+    std::vector<std::pair<uint32_t, int64_t>> fed_syms;
+    for (const Impl::Feed& f : m.feeds) {
+      const std::vector<int64_t>& now = m.shapes[f.input];
+      if (f.fed_shape && *f.fed_shape != now) {
+        throw std::logic_error("input '" + f.input_name + "' is fed from '" + f.output_name + "', which wrote shape " +
+                               shape_text(*f.fed_shape) + ", but SymInts set since make it " + shape_text(now) +
+                               ": set_input() it, or set those SymInts back");
+      }
+      const std::vector<int64_t>& out = m.shapes[f.output];
+      const graph::Shape& dims = m.graph.type(f.input).shape;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d].is_const()) continue;  // equal to the output's, checked by feed_from
+        const graph::SymInt& sym = m.graph.syms[dims[d].sym().index];
+        const auto value = dims[d].solve(out[d]);
+        if (!value || *value < sym.min || *value > sym.max) {
+          throw std::logic_error("input '" + f.input_name + "' is fed from '" + f.output_name + "' of shape " +
+                                 shape_text(out) + ", which its dim " + std::to_string(d) + " (" +
+                                 graph::to_string(dims[d], &m.graph.syms) + ") cannot take");
+        }
+        fed_syms.emplace_back(dims[d].sym().index, *value);
+      }
+    }
+    for (auto& step : m.steps) {
+      Impl::Resized& r = step.active(small);
+      bool stale = !r.fresh;
+      for (size_t j = 0; j < step.syms.size() && !stale; ++j) stale = r.seen[j] != m.sym_values[step.syms[j]];
+      if (!stale) continue;
+      r.fresh = false;
+      r.exec->resize(NodeContext(*this, step.node));
+      ++m.resizes;
+      r.seen.resize(step.syms.size());
+      for (size_t j = 0; j < step.syms.size(); ++j) r.seen[j] = m.sym_values[step.syms[j]];
+      r.fresh = true;
+    }
+    m.small_class_now = small;
+    const double t1 = thread_cpu_seconds();
+    host_times_.resize += t1 - t0;
+    // The first step's params are queue writes, which land before the command buffer runs; the
+    // later steps' are copies recorded in it, between the steps (ParamArena::record_flush).
+    if (k == 0 || !m.recorded_params) {
+      m.params.flush();
+    } else {
+      m.params.record_flush(*rec);
+    }
+    const double t2 = thread_cpu_seconds();
+    host_times_.params += t2 - t1;
+    // A step of many dispatches (prefill) goes to the GPU in parts, so that it starts on the
+    // first while the host records and submits the rest: the first part ends at kFirstPart
+    // dispatches, each next one is twice as long, and the last holds the feeds' copies and the
+    // readbacks. One-token steps (pipelined: the host records while earlier steps run), several
+    // steps, repeated and profiled executes, and the submit_parts = off option keep one command
+    // buffer.
+    const bool parts = m.submit_parts && !small && repeats == 1 && steps == 1 && m.timing == gpu::Timing::Off;
+    if (!rec) rec.emplace(m.gpu, "execute", m.timing);
+    size_t part_end = kFirstPart;
+    double submitting = 0;
+    // A part that fails throws as a failed recording does: the reads asked for stay pending.
+    for (int i = 0; i < repeats; ++i) {
+      for (auto& step : m.steps) {
+        step.active(small).exec->record(*rec);
+        if (parts && rec->dispatches() >= part_end) {
+          const double s0 = thread_cpu_seconds();
+          recorded += rec->dispatches();
+          rec->submit();
+          ++submitted;
+          rec.emplace(m.gpu, "execute", m.timing);
+          part_end *= 2;
+          submitting += thread_cpu_seconds() - s0;
+        }
+      }
+    }
+    const double t3 = thread_cpu_seconds();
+    host_times_.record += t3 - t2 - submitting;
+    host_times_.submit += submitting;
+    for (const Impl::Feed& f : m.feeds) {
+      const TensorRef& from = m.refs[f.output];
+      const TensorRef& to = m.refs[f.input];
+      const uint64_t bytes = storage_bytes(from.storage, numel(m.shapes[f.output]));
+      if (bytes) rec->copy(*from.buffer, from.offset, *to.buffer, to.offset, bytes);
+    }
+    for (const auto& weak : m.pending_reads) {
+      std::shared_ptr<AsyncRead::State> st = weak.lock();
+      if (!st) continue;  // dropped before this step
+      const ValueId v = st->slot->output;
+      const TensorRef& r = m.refs[v];
+      st->shape = m.shapes[v];
+      st->bytes = storage_bytes(r.storage, numel(st->shape));
+      if (st->bytes) {
+        std::vector<gpu::Span> spans{{r.buffer, r.offset, st->bytes}};
+        spans.insert(spans.end(), m.handoff.words().begin(), m.handoff.words().end());
+        st->handoff = &m.handoff;
+        st->word_bytes = m.handoff.word_bytes();
+        rec->readback(spans, *st->slot->buffer);
+      }
+      reads.push_back(std::move(st));
+    }
+    m.pending_reads.clear();
+    host_times_.copies += thread_cpu_seconds() - t3;
+    // What the feeds wrote sets the SymInts they size for the next step (or execute()).
+    for (const auto& [sym, value] : fed_syms) {
+      if (m.sym_values[sym] != value) set_sym(m.graph.syms[sym].name, value);
+    }
+    for (Impl::Feed& f : m.feeds) f.fed_shape = m.shapes[f.output];
+    if (k == 0 && steps > 1 && m.recorded_params) {
+      m.params.begin_recorded();
+      abort.armed = true;
+    }
   }
-  m.pending_reads.clear();
+  dispatches_ = (recorded + rec->dispatches()) / static_cast<size_t>(repeats * steps);
   const double t4 = thread_cpu_seconds();
-  host_times_.copies += t4 - t3;
+  if (abort.armed) {
+    abort.armed = false;
+    m.params.end_recorded();
+  }
   try {
     rec->submit();
   } catch (...) {
@@ -745,10 +800,6 @@ void Program::execute(int repeats) {
       st->taken = true;
     }
   }
-  for (const auto& [sym, value] : fed_syms) {
-    if (m.sym_values[sym] != value) set_sym(m.graph.syms[sym].name, value);
-  }
-  for (Impl::Feed& f : m.feeds) f.fed_shape = m.shapes[f.output];
   timings_ = rec->timings();
   submits_ = submitted + 1;
 }

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -132,6 +133,17 @@ class Program {
   // The outputs are the same only where running the graph again changes nothing.
   void execute(int repeats = 1);
 
+  // `steps` executes back to back in one command buffer and one submit (decoding several tokens
+  // a submit: a submit costs the GPU ~20-30 us on the H200). Step 0 runs with what was set
+  // before the call; before each later step k, before_step(k) runs on the host and may set
+  // SymInts, inputs and reads (read_async) for it as between executes. Each step's params and
+  // inputs reach the device in order with the steps (ParamArena's recorded copies), the feeds
+  // copy after every step, and a read asked for before step k holds what step k left. Several
+  // steps are one submit: where a step after the first fails to record (a throw in before_step,
+  // a fed input's shape), nothing is submitted, its reads and those of the steps before it
+  // fail, and the inputs set for those steps are lost.
+  void execute_steps(int steps, const std::function<void(int step)>& before_step);
+
   // Feeds `input` from `output` on the device: every execute() from now on ends by copying the
   // output's value into the input's storage (in the same command buffer), and the input takes
   // the output's shape (its symbolic dims' SymInts are set from it), so the next execute() reads
@@ -205,6 +217,7 @@ class Program {
 
  private:
   friend class NodeContext;
+  void run(int repeats, int steps, const std::function<void(int)>& before_step);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<RouteChoice> routes_;

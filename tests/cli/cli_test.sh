@@ -202,7 +202,12 @@ case "$case_name" in
     cmp -s "$tmp/first" "$tmp/out" || fail "--in-flight 0 generates other text than the pipelined default"
     grep -q "(pipelined)" "$tmp/err" && fail "--in-flight 0 still pipelined"
     run 2 "$wgx" run --model "$root/models/demo" -p "x" --in-flight 9
-    expect_err "--in-flight" ;;
+    expect_err "--in-flight"
+    # Four steps a submit: the same text again.
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0 --in-flight 8 --steps-per-submit 4
+    cmp -s "$tmp/first" "$tmp/out" || fail "--steps-per-submit 4 generates other text than the default"
+    run 2 "$wgx" run --model "$root/models/demo" -p "x" --in-flight 2 --steps-per-submit 3
+    expect_err "steps-per-submit 3 is more than the steps in flight" ;;
   convert_demo_same_text)
     # A converted demo model generates exactly what its folder does, and is loaded from the file
     # alone (the options it fixed are refused when they differ).
@@ -226,7 +231,7 @@ case "$case_name" in
     expect_out "^prefill      8 tokens at positions 0..7 in .* tok/s"
     expect_out "^first token  "
     expect_out "^warm-up      [1-9][0-9]* untimed runs\? of the same shape first (--warmup 1000 ms)"
-    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 3 steps in flight)"
+    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 3 steps in flight, 1 a submit)"
     expect_out "^per token    [0-9]* dispatches, 1 submit "
     expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread, .* of them setting up, recording and submitting the step)"
     expect_out "^             of which executing: resize .* ms, params .*, recording .*, copies and readback .*, submitting "
@@ -254,6 +259,13 @@ case "$case_name" in
     expect_out '"decode_mode": "sync"'
     python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b or len(a) != 13)' \
       "$tmp/pipelined.json" "$tmp/out" || fail "pipelined and synchronous decoding picked other tokens"
+    # Several steps a submit pick the same tokens too (11 steps: two groups of 4 and one of 3).
+    cp "$tmp/out" "$tmp/sync.json"
+    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --in-flight 8 --steps-per-submit 4 --json
+    expect_out '"decode_steps_per_submit": 4'
+    expect_out '"submits_per_decode_token": 0.25'
+    python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b)' \
+      "$tmp/sync.json" "$tmp/out" || fail "decoding 4 steps a submit picked other tokens"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json
     expect_out '"decode_pos": 100'
     expect_out '"dtype": "f32"'
@@ -271,6 +283,8 @@ case "$case_name" in
       "$tmp/out" || fail "the profile lacks the steps timed whole"
     run 2 "$wgx" bench --synthetic demo-tiny --in-flight 9
     expect_err "in-flight" 
+    run 2 "$wgx" bench --synthetic demo-tiny --in-flight 2 --steps-per-submit 3
+    expect_err "steps-per-submit 3 is more than the steps in flight" 
     run 2 "$wgx" bench --synthetic demo-tiny --warmup -5
     expect_err "warmup"
     run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4

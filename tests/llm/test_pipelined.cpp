@@ -108,9 +108,18 @@ struct Outcome {
 };
 
 // One generate() with a callback that records its calls and cancels after `cancel_after`.
-Outcome run(Generator& g, const std::vector<int32_t>& prompt, GenerationOptions o, int64_t in_flight,
+// Pipelined decoding's depth: steps in flight and steps a submit ({0, 1}: synchronous).
+struct Depth {
+  int64_t in_flight = 0, per_submit = 1;
+  std::string text() const {
+    return std::to_string(in_flight) + " in flight, " + std::to_string(per_submit) + " a submit";
+  }
+};
+
+Outcome run(Generator& g, const std::vector<int32_t>& prompt, GenerationOptions o, Depth depth,
             int cancel_after = -1) {
-  o.decode_in_flight = in_flight;
+  o.decode_in_flight = depth.in_flight;
+  o.decode_steps_per_submit = depth.per_submit;
   Outcome out;
   out.result = g.generate(prompt, o, [&](int32_t token, std::string_view text) {
     out.calls.emplace_back(token, std::string(text));
@@ -145,29 +154,30 @@ struct Turn {
   int cancel_after = -1;
 };
 
-std::vector<Outcome> converse(Generator& g, const std::vector<Turn>& turns, int64_t in_flight) {
+std::vector<Outcome> converse(Generator& g, const std::vector<Turn>& turns, Depth depth) {
   g.reset();
   std::vector<Outcome> out;
-  for (const Turn& t : turns) out.push_back(run(g, t.prompt, t.options, in_flight, t.cancel_after));
+  for (const Turn& t : turns) out.push_back(run(g, t.prompt, t.options, depth, t.cancel_after));
   return out;
 }
 
-// Steps in flight to compare with the synchronous path: all of them on the toy model, the default
-// on the larger ones (SwiftShader is slow).
-const std::vector<int64_t> kEveryDepth{1, 2, 3, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight)};
-const std::vector<int64_t> kDefaultDepth{GenerationOptions{}.decode_in_flight};
+// Steps in flight (and a submit) to compare with the synchronous path: from one to all of them,
+// and several a submit, on the toy model; the default on the larger ones (SwiftShader is slow).
+constexpr auto kMost = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight);
+const std::vector<Depth> kEveryDepth{{1, 1}, {2, 1}, {3, 1}, {kMost, 1}, {2, 2}, {4, 4}, {kMost, 3}, {kMost, 4}};
+const std::vector<Depth> kDefaultDepth{{GenerationOptions{}.decode_in_flight, GenerationOptions{}.decode_steps_per_submit}};
 
 // Every turn the same pipelined (with each number of steps in flight) as synchronously, and
 // pipelined where it should be.
 void expect_pipelining_changes_nothing(Generator& g, const std::vector<Turn>& turns, const std::string& what,
-                                       const std::vector<int64_t>& depths = kEveryDepth) {
-  const std::vector<Outcome> sync = converse(g, turns, 0);
+                                       const std::vector<Depth>& depths = kEveryDepth) {
+  const std::vector<Outcome> sync = converse(g, turns, {0, 1});
   for (const Outcome& o : sync) EXPECT_FALSE(o.result.stats.pipelined) << what;
-  for (int64_t in_flight : depths) {
-    const std::vector<Outcome> piped = converse(g, turns, in_flight);
+  for (const Depth& depth : depths) {
+    const std::vector<Outcome> piped = converse(g, turns, depth);
     ASSERT_EQ(piped.size(), sync.size());
     for (size_t i = 0; i < sync.size(); ++i) {
-      const std::string label = what + ", turn " + std::to_string(i) + ", " + std::to_string(in_flight) + " in flight";
+      const std::string label = what + ", turn " + std::to_string(i) + ", " + depth.text();
       expect_same(piped[i], sync[i], label);
       EXPECT_EQ(piped[i].result.stats.pipelined, turns[i].options.max_new_tokens > 0) << label;
     }
@@ -188,8 +198,8 @@ int32_t novel_token(const std::vector<int32_t>& tokens) {
 // stop string then a next turn, a cancel then a next turn, chunked prefill, one token, and a last
 // token exactly at the end of the context.
 void check_model(Generator& g, const std::vector<int32_t>& prompt, const std::vector<int32_t>& next_prompt,
-                 const std::string& what, const std::vector<int64_t>& depths = kEveryDepth) {
-  const Outcome free_run = run(g, prompt, greedy(20), 0);
+                 const std::string& what, const std::vector<Depth>& depths = kEveryDepth) {
+  const Outcome free_run = run(g, prompt, greedy(20), {0, 1});
   g.reset();
   ASSERT_EQ(free_run.result.tokens.size(), 20u);
   expect_pipelining_changes_nothing(g, {{prompt, greedy(20)}}, what + ": free run", depths);
@@ -263,6 +273,18 @@ TEST_F(PipelinedToy, TheContextLimitErrorIsUnchanged) {
   EXPECT_THROW(g.generate(prompt, bad), std::invalid_argument);
   bad.decode_in_flight = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight) + 1;
   EXPECT_THROW(g.generate(prompt, bad), std::invalid_argument);
+  bad.decode_in_flight = 3;
+  for (int64_t per_submit : {0, 4}) {  // at least 1, at most the steps in flight
+    bad.decode_steps_per_submit = per_submit;
+    try {
+      g.generate(prompt, bad);
+      ADD_FAILURE() << per_submit << " steps a submit";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("decode_steps_per_submit must be in [1, decode_in_flight]"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_TRUE(g.context().empty());
 }
 
 TEST_F(PipelinedToy, OnlyGreedyDecodingWithoutPenaltyIsPipelined) {
@@ -276,18 +298,18 @@ TEST_F(PipelinedToy, OnlyGreedyDecodingWithoutPenaltyIsPipelined) {
   penalized.sampling.repetition_penalty = 1.3f;
   for (const GenerationOptions& o : {sampled, penalized}) {
     g.reset();
-    const Outcome a = run(g, prompt, o, 3);
+    const Outcome a = run(g, prompt, o, {3, 1});
     EXPECT_FALSE(a.result.stats.pipelined);
     g.reset();
-    expect_same(a, run(g, prompt, o, 0), "not greedy");
+    expect_same(a, run(g, prompt, o, {0, 1}), "not greedy");
   }
   // The negative control: the penalty changes greedy tokens, so a pipelined (penalty-blind) path
   // taken by mistake would show.
   g.reset();
-  const Outcome plain = run(g, prompt, greedy(12), 3);
+  const Outcome plain = run(g, prompt, greedy(12), {3, 1});
   EXPECT_TRUE(plain.result.stats.pipelined);
   g.reset();
-  EXPECT_NE(run(g, prompt, penalized, 3).result.tokens, plain.result.tokens);
+  EXPECT_NE(run(g, prompt, penalized, {3, 1}).result.tokens, plain.result.tokens);
 }
 
 TEST_F(PipelinedToy, ModelsWithoutNextTokenDecodeSynchronously) {
@@ -298,9 +320,9 @@ TEST_F(PipelinedToy, ModelsWithoutNextTokenDecodeSynchronously) {
   Generator without(program, test::toy_tokenizer(), limits);
   Generator with = make();
   const auto prompt = encode("No next token");
-  const Outcome a = run(without, prompt, greedy(10), 3);
+  const Outcome a = run(without, prompt, greedy(10), {3, 1});
   EXPECT_FALSE(a.result.stats.pipelined);
-  expect_same(a, run(with, prompt, greedy(10), 3), "without next_token");
+  expect_same(a, run(with, prompt, greedy(10), {3, 1}), "without next_token");
 }
 
 TEST_F(PipelinedToy, EveryPositionsLogitsGraphPipelinesToo) {

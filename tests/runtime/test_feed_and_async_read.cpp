@@ -1,7 +1,8 @@
 // Host work off the critical path: feed_from (an output copied into an input on the device at the
 // end of every execute), read_async (outputs collected later while more executes are submitted)
-// and resize hooks that rerun only for nodes whose SymInts changed. Each behaviour has a negative
-// control that would pass if the mechanism did nothing.
+// and resize hooks that rerun only for nodes whose SymInts changed, and several steps in one
+// submit (execute_steps). Each behaviour has a negative control that would pass if the mechanism
+// did nothing.
 #include <deque>
 
 #include "graph/builder.h"
@@ -297,6 +298,139 @@ TEST(Resize, OnlyNodesThatSeeAChangedSymIntRerun) {
   p.set_input<float>("x", vx, {2, 8});  // the same shape: nothing to rerun
   p.execute();
   EXPECT_EQ(p.resize_count(), first + 1);
+}
+
+// A decode loop in miniature: next = sum(tokens) + input_pos + 1 (the position through a Sym
+// input, which its node uploads in its resize hook), fed back into "tokens"; and a state that
+// keeps every step's token at its position (update_cache, whose params hold the position).
+struct Stepper {
+  GraphBuilder b;
+  graph::Graph graph;
+  static constexpr int64_t kRows = 16;
+  Stepper() {
+    const auto seq = b.sym("seq", 1, 4);
+    const auto pos = b.sym_value(b.sym("input_pos", 0, kRows - 1));
+    const auto tokens = b.input("tokens", DType::i32, {1, seq});
+    const auto sum = b.op1("sum", {tokens}, {{"dims", std::vector<int64_t>{1}}, {"keepdim", true}});
+    b.output("next", b.op1("add", {b.op1("add", {sum, pos}), b.scalar_int(1)}));
+    const auto cache = b.mutable_buffer("cache", DType::f32, {1, 1, kRows, 1});
+    const auto value = b.op1("reshape", {b.op1("to_copy", {tokens}, {{"dtype", "f32"}})}, {{"shape", graph::Shape{1, seq, 1, 1}}});
+    b.mutate(cache, b.op1("update_cache", {cache, value, pos}));
+    graph = b.build();
+  }
+};
+
+// What the steps give: the prompt at position 0, then `steps` decode steps from position
+// prompt.size(), each a read of "next"; the cache after them.
+struct Stepped {
+  std::vector<int32_t> next;
+  std::vector<float> cache;
+};
+
+// The host's own account of the same: each step's token is the last one's next.
+Stepped expected(const std::vector<int32_t>& prompt, int steps) {
+  Stepped e;
+  e.cache.assign(Stepper::kRows, 0.0f);
+  int32_t sum = 0;
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    sum += prompt[i];
+    e.cache[i] = static_cast<float>(prompt[i]);
+  }
+  int32_t token = sum + 1;  // the prompt's step at position 0
+  e.next.push_back(token);
+  for (int k = 0; k < steps; ++k) {
+    const auto pos = static_cast<int32_t>(prompt.size()) + k;
+    e.cache[static_cast<size_t>(pos)] = static_cast<float>(token);
+    token = token + pos + 1;
+    e.next.push_back(token);
+  }
+  return e;
+}
+
+// The prompt, then `steps` decode steps, `per_submit` of them at a time (execute_steps).
+Stepped run_steps(const RuntimeOptions& options, const std::vector<int32_t>& prompt, int steps, int per_submit) {
+  Stepper s;
+  Program p(shared_context(), s.graph, s.b.weights(), options);
+  p.set_input<int32_t>("tokens", prompt, {1, static_cast<int64_t>(prompt.size())});
+  p.set_sym("input_pos", 0);
+  p.feed_from("tokens", "next");
+  std::vector<AsyncRead> reads{p.read_async("next")};
+  p.execute();
+  Stepped got;
+  got.next.push_back(reads.back().i32().at(0));
+  reads.clear();
+  const auto start = static_cast<int64_t>(prompt.size());
+  for (int done = 0; done < steps;) {
+    const int n = std::min(per_submit, steps - done);
+    p.set_sym("input_pos", start + done);
+    reads.push_back(p.read_async("next"));
+    p.execute_steps(n, [&](int k) {
+      p.set_sym("input_pos", start + done + k);
+      reads.push_back(p.read_async("next"));
+    });
+    for (const AsyncRead& r : reads) got.next.push_back(r.i32().at(0));
+    reads.clear();
+    done += n;
+  }
+  got.cache = p.read_state_f32("cache");
+  return got;
+}
+
+// Several steps in one submit give what one step a submit gives: each step's position reaches
+// its params (update_cache's row) and its Sym input (next) in order with the steps, and each
+// read holds its own step's value. Negative control: with the later steps' params and uploads
+// as queue writes (recorded_params = off, which land before the command buffer runs), the same
+// check fails.
+TEST(ExecuteSteps, GiveWhatOneStepASubmitGives) {
+  const std::vector<int32_t> prompt{1, 2, 3};
+  constexpr int kSteps = 11;
+  const Stepped want = expected(prompt, kSteps);
+  for (int per_submit : {1, 2, 4, 8}) {
+    const Stepped got = run_steps({}, prompt, kSteps, per_submit);
+    EXPECT_EQ(got.next, want.next) << per_submit << " steps a submit";
+    EXPECT_EQ(got.cache, want.cache) << per_submit << " steps a submit";
+  }
+  const Stepped broken = run_steps({{"recorded_params", "off"}}, prompt, kSteps, 4);
+  EXPECT_NE(broken.next, want.next);
+  EXPECT_NE(broken.cache, want.cache);
+}
+
+// A throw before a later step submits nothing: the reads of the steps recorded fail, and the
+// params those steps staged (never uploaded) do not linger: the next execute runs right.
+TEST(ExecuteSteps, AThrowBeforeALaterStepSubmitsNothing) {
+  Stepper s;
+  Program p(shared_context(), s.graph, s.b.weights());
+  const std::vector<int32_t> prompt{4, 5};
+  p.set_input<int32_t>("tokens", prompt, {1, 2});
+  p.set_sym("input_pos", 0);
+  p.execute();
+  p.feed_from("tokens", "next");
+  p.set_sym("input_pos", 2);
+  const AsyncRead first = p.read_async("next");
+  try {
+    p.execute_steps(3, [&](int k) {
+      p.set_sym("input_pos", 2 + k);
+      if (k == 2) throw std::runtime_error("stop here");
+    });
+    FAIL() << "expected the throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "stop here");
+  }
+  EXPECT_THROW(first.i32(), std::runtime_error);
+  // Nothing ran: the cache holds the prompt only, and a new step from the host's token is right.
+  std::vector<float> cache(Stepper::kRows, 0.0f);
+  cache[0] = 4;
+  cache[1] = 5;
+  EXPECT_EQ(p.read_state_f32("cache"), cache);
+  const std::vector<int32_t> token{10};
+  p.set_input<int32_t>("tokens", token, {1, 1});
+  p.set_sym("input_pos", 2);
+  p.execute();
+  EXPECT_EQ(next_of(p), std::vector<int32_t>{10 + 2 + 1});
+  cache[2] = 10;
+  EXPECT_EQ(p.read_state_f32("cache"), cache);
+  EXPECT_THROW(p.execute_steps(0, {}), std::invalid_argument);
+  EXPECT_THROW(p.execute_steps(2, {}), std::invalid_argument);
 }
 
 }  // namespace
