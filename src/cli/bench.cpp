@@ -60,9 +60,9 @@ it existed) decode synchronously.
                           The prompt fills positions N-p..N-1 and the cache below it stays
                           empty: decoding deep in a long context without prefilling it
   --sync                  decode synchronously (see above)
-  --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 3)
+  --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 6)
   --steps-per-submit K    pipelined decode steps recorded into one submit, 1 to --in-flight
-                          (default 1)
+                          (default 3, or --in-flight where that is less)
   --prefill-runs N        prefills timed (each on a reset cache); the median is reported
                           (default 5)
   --warmup MS             untimed runs of the same shape for at least MS milliseconds first
@@ -98,6 +98,7 @@ struct BenchArgs {
   bool sync = false;
   int64_t in_flight = llm::GenerationOptions{}.decode_in_flight;
   int64_t steps_per_submit = llm::GenerationOptions{}.decode_steps_per_submit;
+  bool steps_given = false;  // --steps-per-submit (else at most --in-flight)
   int64_t prefill_runs = 5;  // the prefill time reported is the median of this many
   int64_t warmup_ms = 1000;  // untimed runs first, for at least this long
 
@@ -369,6 +370,7 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     } else if (args.take("--steps-per-submit")) {
       a.steps_per_submit = parse_int("--steps-per-submit", args.value(), 1,
                                      static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
+      a.steps_given = true;
     } else if (args.take("--prefill-runs")) {
       a.prefill_runs = parse_int("--prefill-runs", args.value(), 1, 100);
     } else if (args.take("--warmup")) {
@@ -381,6 +383,7 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       args.unknown();
     }
   }
+  if (!a.steps_given) a.steps_per_submit = std::min(a.steps_per_submit, a.in_flight);
   if (a.steps_per_submit > a.in_flight) {
     throw std::invalid_argument("bench: --steps-per-submit " + std::to_string(a.steps_per_submit) +
                                 " is more than the steps in flight (--in-flight " + std::to_string(a.in_flight) + ")");

@@ -28,9 +28,10 @@ Generates a continuation of PROMPT, streamed to stdout; statistics go to stderr.
   --no-think            Qwen3: answer without thinking first (implies --chat)
   --stop S              stop once the text contains S, which is not printed (repeatable)
   --in-flight N         greedy decoding (--temp 0, no --repeat-penalty) keeps up to N steps on
-                        the device, the next token picked there (default 3; 0: one step at a
+                        the device, the next token picked there (default 6; 0: one step at a
                         time, the token picked on the host)
-  --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 1)
+  --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 3,
+                        or --in-flight where that is less)
 
 )";
 
@@ -45,8 +46,9 @@ only the new message. Lines starting with / are commands:
   --system S            system prompt
   --no-think            Qwen3: reply without thinking first
   -n, --max-tokens N    tokens per reply at most (default 1024)
-  --in-flight N         greedy decoding steps kept on the device (default 3; 0: one at a time)
-  --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 1)
+  --in-flight N         greedy decoding steps kept on the device (default 6; 0: one at a time)
+  --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 3,
+                        or --in-flight where that is less)
 
 )";
 
@@ -92,20 +94,26 @@ void announce(const ModelArgs& args, const LoadedModel& m) {
                args.path.c_str(), m.description.c_str(), m.load_seconds, m.read_seconds, m.build_seconds);
 }
 
-// --in-flight and --steps-per-submit (run and chat).
-bool take_decode_option(ArgWalker& args, llm::GenerationOptions& options) {
+// --in-flight and --steps-per-submit (run and chat); `steps_given`: the latter was.
+bool take_decode_option(ArgWalker& args, llm::GenerationOptions& options, bool& steps_given) {
   constexpr auto kMost = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight);
   if (args.take("--in-flight")) {
     options.decode_in_flight = parse_int("--in-flight", args.value(), 0, kMost);
   } else if (args.take("--steps-per-submit")) {
     options.decode_steps_per_submit = parse_int("--steps-per-submit", args.value(), 1, kMost);
+    steps_given = true;
   } else {
     return false;
   }
   return true;
 }
 
-void check_decode_options(const char* command, const llm::GenerationOptions& options) {
+// Steps a submit asked for that exceed the steps in flight are an error (the default shrinks).
+void check_decode_options(const char* command, llm::GenerationOptions& options, bool steps_given) {
+  if (!steps_given) {
+    options.decode_steps_per_submit =
+        std::min(options.decode_steps_per_submit, std::max<int64_t>(options.decode_in_flight, 1));
+  }
   if (options.decode_steps_per_submit > std::max<int64_t>(options.decode_in_flight, 1)) {
     throw std::invalid_argument(std::string(command) + ": --steps-per-submit " +
                                 std::to_string(options.decode_steps_per_submit) +
@@ -134,13 +142,13 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
   ModelArgs model;
   llm::GenerationOptions options;
   options.sampling = default_sampling();
-  bool seed_given = false, chat = false, have_prompt = false;
+  bool seed_given = false, chat = false, have_prompt = false, steps_given = false;
   llm::ChatOptions chat_options;
   std::string prompt, system;
   ArgWalker args("run", argv);
   while (!args.done()) {
     if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given) ||
-        take_decode_option(args, options)) {
+        take_decode_option(args, options, steps_given)) {
       continue;
     }
     if (args.take("--prompt", "-p")) {
@@ -162,7 +170,7 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
       args.unknown();
     }
   }
-  check_decode_options("run", options);
+  check_decode_options("run", options, steps_given);
   if (!have_prompt)
     throw std::invalid_argument("run: give a prompt with -p TEXT (or -p - to read stdin); see wgx run --help");
   if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -210,13 +218,13 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) 
   llm::GenerationOptions options;
   options.sampling = default_sampling();
   options.max_new_tokens = 1024;
-  bool seed_given = false;
+  bool seed_given = false, steps_given = false;
   llm::ChatOptions chat_options;
   std::string system;
   ArgWalker args("chat", argv);
   while (!args.done()) {
     if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given) ||
-        take_decode_option(args, options)) {
+        take_decode_option(args, options, steps_given)) {
       continue;
     }
     if (args.take("--max-tokens", "-n")) {
@@ -229,7 +237,7 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) 
       args.unknown();
     }
   }
-  check_decode_options("chat", options);
+  check_decode_options("chat", options, steps_given);
   if (!seed_given) options.sampling.seed = random_seed();
   llm::validate(options.sampling);
 

@@ -132,11 +132,11 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   if (options.decode_in_flight < 0 || options.decode_in_flight > kMaxInFlight) {
     throw std::invalid_argument("decode_in_flight must be in [0, " + std::to_string(kMaxInFlight) + "]");
   }
-  if (options.decode_steps_per_submit < 1 || options.decode_steps_per_submit > std::max<int64_t>(options.decode_in_flight, 1)) {
-    throw std::invalid_argument("decode_steps_per_submit must be in [1, decode_in_flight] (it is " +
-                                std::to_string(options.decode_steps_per_submit) + ", decode_in_flight " +
-                                std::to_string(options.decode_in_flight) + ")");
+  if (options.decode_steps_per_submit < 1 || options.decode_steps_per_submit > kMaxInFlight) {
+    throw std::invalid_argument("decode_steps_per_submit must be in [1, " + std::to_string(kMaxInFlight) + "] (it is " +
+                                std::to_string(options.decode_steps_per_submit) + ")");
   }
+  const int64_t per_submit = std::min(options.decode_steps_per_submit, options.decode_in_flight);
   for (int32_t id : prompt) {
     if (id < 0 || id >= limits_.vocab) {
       throw std::invalid_argument("prompt token " + std::to_string(id) + " is outside the model's vocabulary (" +
@@ -226,7 +226,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
     for (bool go_on = true; go_on;) {
       // A group of steps once there is room for all of it (or for all that is left).
       for (;;) {
-        const int64_t n = std::min(options.decode_steps_per_submit, options.max_new_tokens - requested);
+        const int64_t n = std::min(per_submit, options.max_new_tokens - requested);
         if (n <= 0 || static_cast<int64_t>(in_flight.size()) + n > options.decode_in_flight) break;
         auto step = [&](int k) {
           program_.set_sym("input_pos", base + requested - 1 + k);

@@ -65,10 +65,12 @@ struct GenerationOptions {
   // Steps kept on the device at once when decoding is greedy (temperature <= 0, no repetition
   // penalty) and the model has "next_token"; 0 decodes synchronously (the logits read back and
   // the argmax taken on the host). The tokens are the same either way.
-  int64_t decode_in_flight = 3;
-  // Pipelined steps recorded into one submit (Program::execute_steps), 1 to decode_in_flight: a
-  // new group is submitted once that many of the steps in flight have been collected.
-  int64_t decode_steps_per_submit = 1;
+  int64_t decode_in_flight = 6;
+  // Pipelined steps recorded into one submit (Program::execute_steps), at least 1 (more than
+  // decode_in_flight takes decode_in_flight): a new group is submitted once that many of the
+  // steps in flight have been collected. Three a submit, six in flight measured ~1% faster than
+  // one and three on the H200 (PERFORMANCE.md, 2026-12-01).
+  int64_t decode_steps_per_submit = 3;
 };
 
 enum class StopReason { Eos, StopString, MaxTokens, Cancelled };

@@ -231,8 +231,8 @@ case "$case_name" in
     expect_out "^prefill      8 tokens at positions 0..7 in .* tok/s"
     expect_out "^first token  "
     expect_out "^warm-up      [1-9][0-9]* untimed runs\? of the same shape first (--warmup 1000 ms)"
-    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 3 steps in flight, 1 a submit)"
-    expect_out "^per token    [0-9]* dispatches, 1 submit "
+    expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 6 steps in flight, 3 a submit)"
+    expect_out "^per token    [0-9]* dispatches, 1/3 submit "
     expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread, .* of them setting up, recording and submitting the step)"
     expect_out "^             of which executing: resize .* ms, params .*, recording .*, copies and readback .*, submitting "
     expect_out "^memory       .*: constants .*, state .*, intermediates "
@@ -242,7 +242,7 @@ case "$case_name" in
     expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (synchronous)"
     expect_out "^per token    [0-9]* dispatches, 2 submits"
     # Pipelined and synchronous decoding pick the same tokens.
-    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --in-flight 4 --json
+    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --in-flight 4 --steps-per-submit 1 --json
     cp "$tmp/out" "$tmp/pipelined.json"
     expect_out '"decode_mode": "pipelined"'
     expect_out '"submits_per_decode_token": 1'
@@ -266,10 +266,11 @@ case "$case_name" in
     expect_out '"submits_per_decode_token": 0.25'
     python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b)' \
       "$tmp/sync.json" "$tmp/out" || fail "decoding 4 steps a submit picked other tokens"
-    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json
+    run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json --in-flight 2
     expect_out '"decode_pos": 100'
     expect_out '"dtype": "f32"'
-    expect_out '"submits_per_decode_token": 1'
+    expect_out '"decode_steps_per_submit": 2'
+    expect_out '"submits_per_decode_token": 0.5'
     expect_out '"profile": '
     # Rows per kind of node and kernel: the layer index starred, one row for the same node of every
     # layer; the attention's two kernels at 101 rows (flash decoding's split pass, the merging
