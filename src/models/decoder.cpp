@@ -84,11 +84,22 @@ class Decoder {
 
     progress.update("lm_head");
     const ValueId final_norm = norm_weight("model.norm.weight");
-    ValueId out = add_norm(pending, residual, final_norm, "final_norm").first;
-    // Only the last position's logits are needed to sample; the product over the vocabulary is
-    // the largest of the step, so it runs on one row.
-    if (!o_.all_logits) out = b_.op1("select", {out}, {{"dim", 1}, {"index", -1}}, "last_token");
-    ValueId logits = b_.op1("linear", {out, lm_head(table)}, {}, "lm_head");
+    ValueId logits = graph::kNoValue;
+    if (o_.all_logits) {
+      const ValueId out = add_norm(pending, residual, final_norm, "final_norm").first;
+      logits = b_.op1("linear", {out, lm_head(table)}, {}, "lm_head");
+    } else {
+      // Only the last position's logits are needed to sample; the product over the vocabulary
+      // is the largest of the step, so it runs on one row, the final norm in the same node
+      // (add_rms_norm_linear: at one row, one dispatch).
+      auto last = [&](ValueId v, const char* name) {
+        return b_.op1("select", {v}, {{"dim", 1}, {"index", -1}}, name);
+      };
+      const ValueId table_or_head = lm_head(table);
+      logits = b_.op("add_rms_norm_linear",
+                     {last(pending, "last_token"), last(residual, "last_token.residual"), final_norm, table_or_head},
+                     {{"eps", c_.rms_norm_eps}}, "lm_head")[0];
+    }
     if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
     b_.output("logits", logits);
     // Greedy decoding's next token on the device: shaped like a one-token "tokens" input, so a

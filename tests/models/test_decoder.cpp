@@ -131,14 +131,16 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
 // dispatches for Llama and Qwen3 alike (input norm, qkv, attention in 1: rope_sdpa_with_kv_cache's
 // flash_rope single pass, Qwen3's q/k norms, rope and the cache writes inside it, as the test's
 // context of 32 rows is under its threshold; o_proj, post norm, gate, up, swiglu, down), then the
-// final norm, lm_head (the last-token select is a buffer copy) and next_token's argmax (one
+// final norm, lm_head (the last-token selects are buffer copies) and next_token's argmax (one
 // dispatch: a row this short is not split). q4 weights take gate, up and swiglu in one
 // dispatch and down in another (add_rms_norm_linear_swiglu_linear), and the residual adds and
-// norms before the qkv and gate/up products into those products' kernels (at one row of f32 x):
-// 5 per layer, plus layer 0's input rms_norm.
-size_t expected_decode_dispatches(const ModelConfig& c, bool q4) {
+// norms before the qkv, gate/up and lm_head products into those products' kernels (at one row
+// of f32 x; lm_head's only where one row is computed, not with all_logits): 5 per layer, plus
+// layer 0's input rms_norm.
+size_t expected_decode_dispatches(const ModelConfig& c, bool q4, bool all_logits) {
   const size_t per_layer = q4 ? 5 : 9;
-  return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + 2 + 1;
+  const size_t head = q4 && !all_logits ? 1 : 2;
+  return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + head + 1;
 }
 
 void print(const char* name, const Report& r) {
@@ -189,7 +191,7 @@ TEST_P(Decoder, F32MatchesReferenceAndGreedyTokens) {
   EXPECT_EQ(r.diff.failures, 0u) << r.diff.first_failure;
   EXPECT_EQ(r.greedy_agree, r.greedy_total);
   EXPECT_EQ(r.mutation_copies, 0u) << "KV caches should be updated where they lie";
-  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, false));
+  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, false, GetParam().all_logits));
 }
 
 TEST_P(Decoder, Q4WithHalfCacheMatchesDequantizedReference) {
@@ -201,7 +203,7 @@ TEST_P(Decoder, Q4WithHalfCacheMatchesDequantizedReference) {
   print((std::string(GetParam().name) + " q4, x in f32").c_str(), r);
   EXPECT_EQ(r.diff.failures, 0u) << r.diff.first_failure << " (bound " << kQ4Tol << ")";
   EXPECT_EQ(r.mutation_copies, 0u);
-  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, true));
+  EXPECT_EQ(r.decode_dispatches, expected_decode_dispatches(tiny_.config, true, GetParam().all_logits));
   // The default: the prefill GEMM and the one-row products (rows up to 4,096) round x to int8,
   // and a decode step's MLP hands its activation over in int8. Its error stays far below the
   // 4-bit weights' own, and the greedy tokens are the reference's wherever its top logit leads

@@ -159,7 +159,7 @@ OpSchema linear_qkv() {
 }
 
 // add_rms_norm_<product>(x, residual, norm_weight, <the product's inputs after x>) ->
-// (<the product's outputs>, x + residual): add_rms_norm feeding a product (linear_qkv,
+// (<the product's outputs>, x + residual): add_rms_norm feeding a product (linear, linear_qkv,
 // linear_swiglu), one node, so that a one-row step can normalize inside the product's kernel.
 // The product takes rms_norm(x + residual) * norm_weight as its x; eps is add_rms_norm's.
 OpSchema with_add_rms_norm(const OpSchema& product) {
@@ -379,6 +379,7 @@ void register_transformer(OpRegistry& r) {
   r.add(add_rms_norm());
   r.add(linear_qkv());
   // nn's linear_swiglu is registered before this family.
+  r.add(with_add_rms_norm(*r.find("linear")));
   r.add(with_add_rms_norm(*r.find("linear_qkv")));
   r.add(with_add_rms_norm(*r.find("linear_swiglu")));
   r.add(linear_swiglu_linear(*r.find("linear_swiglu"), *r.find("linear")));

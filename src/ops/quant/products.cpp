@@ -1,4 +1,5 @@
-// linear with a q4gsw weight, and linear_qkv and linear_swiglu (q4gsw, f32 or f16 weight):
+// linear with a q4gsw weight, and linear_qkv, linear_swiglu and the add_rms_norm_ forms of the
+// three (q4gsw, f32 or f16 weight):
 // y = x @ W^T (+ bias), x viewed as [M, K], f32 accumulation, the output in x's dtype.
 // linear_qkv splits y's columns into q, k and v inside the kernel (one dispatch writes all
 // three). linear_swiglu's product columns are gate/up pairs: q4_gemv reduces each pair to
@@ -11,14 +12,14 @@
 //   q4_bk64   q4gsw, M > 4, K % 64 == 0 (so no slice straddles K; groups of 32..128 tile it):
 //             tiled, 64-deep K slices (prefill)
 //   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32)
-//   gemv      linear_qkv with f32/f16 weights, M <= 4
-//   tiled     linear_qkv with f32/f16 weights, any shape (64-deep slices, K tail read as zero)
+//   gemv      the above but plain linear with f32/f16 weights, M <= 4
+//   tiled     the same, any shape (64-deep slices, K tail read as zero)
 // The route is chosen from M's maximum, but a tiled route also builds the matching gemv kernel
 // and dispatches it whenever the current M is at most 4: a program whose M is symbolic then
 // decodes with gemv and prefills with the tiled kernel (the attested route is the tiled one).
 // linear_swiglu_linear's one-row pair (mlp.cpp) is two q4_gemv dispatches built here (q8_gate_up,
 // q8_down: act handed over in int8).
-// add_rms_norm_linear_qkv and add_rms_norm_linear_swiglu take the same routes: at one row of f32
+// add_rms_norm_linear, _linear_qkv and _linear_swiglu take the same routes: at one row of f32
 // x, q4_gemv normalizes x + residual in its prologue (x staged in workgroup memory: one
 // dispatch); otherwise add_rms_norm's kernel normalizes into scratch first (two). A staged
 // kernel has 256 invocations (they share the staging), wg's or sgwg's lane groups unless
@@ -782,7 +783,8 @@ std::vector<runtime::Route> product_routes(const std::string& op_name) {
   std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv), q4_gemm_route(),
                                 route("q4_bk64", op, true, Kernel::Bk64),
                                 route("q4_bk32", op, true, Kernel::Bk32)};
-  if (op != Op::Linear) {
+  // linalg's routes take plain linear with dense weights; its add_rms_norm_ form is this family's.
+  if (op != Op::Linear || op_name.starts_with(kNorm)) {
     r.push_back(route("gemv", op, false, Kernel::DenseGemv));
     r.push_back(route("tiled", op, false, Kernel::Bk64));
   }

@@ -1,5 +1,6 @@
 // The quantized family: q4gsw routes for linear and embedding (ahead of linalg's dense ones,
-// which reject q4gsw), linear_qkv and linear_swiglu (and their add_rms_norm_ forms) for q4gsw,
+// which reject q4gsw), linear_qkv and linear_swiglu (and the add_rms_norm_ forms of those and of
+// linear) for q4gsw,
 // f32 and f16 weights, and linear_swiglu_linear (and its add_rms_norm_ form, mlp.cpp). Host quantization is in
 // quantize.h.
 #include <stdexcept>
@@ -14,6 +15,7 @@ void register_quant(runtime::KernelRegistry& registry) {
   registry.prepend_routes("embedding", quant::embedding_routes());
   registry.add({"linear_qkv", quant::product_routes("linear_qkv")});
   registry.add({"linear_swiglu", quant::product_routes("linear_swiglu")});
+  registry.add({"add_rms_norm_linear", quant::product_routes("add_rms_norm_linear")});
   registry.add({"add_rms_norm_linear_qkv", quant::product_routes("add_rms_norm_linear_qkv")});
   registry.add({"add_rms_norm_linear_swiglu", quant::product_routes("add_rms_norm_linear_swiglu")});
   // The gated MLP as one node: its down product takes linear's routes (linalg's and the above).

@@ -11,7 +11,7 @@ namespace wgx::runtime::testing {
 
 using graph::GraphBuilder;
 
-// A linear, linear_qkv or linear_swiglu node, or the add_rms_norm_ form of the last two.
+// A linear, linear_qkv or linear_swiglu node, or the add_rms_norm_ form of one.
 struct ProductSpec {
   std::string name;
   int64_t m = 1, n = 1, k = 1;  // m: rows of x (the max when symbolic)
@@ -376,6 +376,10 @@ inline const std::vector<ProductSpec>& product_specs() {
       {"n_qkv_t37_x16", 37, 64, 128, 32, f32, f16, true, {32, 16, 16}, "q4_gemm", false, false, false, true},
       {"n_qkv_d3", 3, 23, 37, 0, f32, f32, true, {11, 5, 7}, "gemv", false, false, false, true},
       {"n_qkv_d37_x16", 37, 41, 113, 0, f32, f16, false, {11, 13, 17}, "tiled", false, false, false, true},
+      // add_rms_norm_linear (the decoder's final norm and lm_head): the same routes
+      {"n_lin_g1", 1, 113, 128, 32, f32, f32, false, {}, "q4_gemv", false, true, false, true},
+      {"n_lin_t37_x16", 37, 40, 96, 32, f16, f16, false, {}, "q4_gemm", false, false, false, true},
+      {"n_lin_d3", 3, 29, 40, 0, f32, f32, true, {}, "gemv", false, false, false, true},
   };
   return specs;
 }
