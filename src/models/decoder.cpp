@@ -31,9 +31,11 @@ std::string label(int64_t layer, const char* what) { return "layers." + std::to_
 
 // A product's input: h itself, or the block output x still to be added to the residual stream
 // and normalized (add_rms_norm), which the product's node does first (add_rms_norm_<product>).
+// `doubled`: x is the residual stream itself (layer 0's input norm: see Decoder::build).
 struct Normed {
   ValueId h = graph::kNoValue;
   ValueId x = graph::kNoValue, residual = graph::kNoValue, weight = graph::kNoValue;
+  bool doubled = false;
 };
 
 // One block of rows of a concatenated weight, and where its expected shape comes from.
@@ -71,12 +73,12 @@ class Decoder {
     for (int64_t i = 0; i < c_.num_layers; ++i) {
       progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
       const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
-      Normed in;
-      if (pending == graph::kNoValue) {
-        in.h = b_.op1("rms_norm", {residual, in_norm}, {{"eps", c_.rms_norm_eps}}, label(i, "input_norm"));
-      } else {
-        in = {graph::kNoValue, pending, residual, in_norm};
-      }
+      // Layer 0's input norm has no block output to add: it is add_rms_norm of the embedding
+      // with itself, eps times 4, which is rms_norm(x) exactly (2x / sqrt(mean((2x)^2) + 4 eps):
+      // scaling by 2 and 4 rounds nothing), so that it runs in the qkv product's prologue like
+      // every other layer's (one dispatch a decode step fewer); x + x is not the residual.
+      const Normed in = pending == graph::kNoValue ? Normed{graph::kNoValue, residual, residual, in_norm, true}
+                                                   : Normed{graph::kNoValue, pending, residual, in_norm};
       const ValueId attn = attention(i, in, residual);
       const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
       pending = mlp(i, {graph::kNoValue, attn, residual, post_norm}, residual);
@@ -123,7 +125,7 @@ class Decoder {
   }
 
   // `op` (linear_qkv, linear_swiglu) of `in` and the inputs after x: on h, or as
-  // add_rms_norm_<op>, whose last output (x + residual) becomes `residual`.
+  // add_rms_norm_<op>, whose last output (x + residual) becomes `residual` (not where `doubled`).
   std::vector<ValueId> product(const std::string& op, const Normed& in, std::vector<ValueId> rest, graph::Attrs attrs,
                                const std::string& name, ValueId& residual) {
     if (in.h != graph::kNoValue) {
@@ -131,9 +133,9 @@ class Decoder {
       return b_.op(op, rest, attrs, name);
     }
     rest.insert(rest.begin(), {in.x, in.residual, in.weight});
-    attrs.insert_or_assign("eps", c_.rms_norm_eps);
+    attrs.insert_or_assign("eps", in.doubled ? 4 * c_.rms_norm_eps : c_.rms_norm_eps);
     std::vector<ValueId> outs = b_.op("add_rms_norm_" + op, rest, attrs, name);
-    residual = outs.back();
+    if (!in.doubled) residual = outs.back();
     outs.pop_back();
     return outs;
   }

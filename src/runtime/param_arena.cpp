@@ -82,8 +82,8 @@ void ParamArena::stage(gpu::Recorder& rec, const gpu::Buffer& dst, uint64_t offs
     ++staging_used_;
   }
   if (staging_used_ == staging_.size()) {
-    const uint64_t size = std::max<uint64_t>(gpu::round_up(padded, 4), staging_.empty() ? 4 * kPageBytes
-                                                                                       : 2 * staging_.back().buffer->size());
+    const uint64_t size =
+        std::max<uint64_t>(padded, staging_.empty() ? 4 * kPageBytes : 2 * staging_.back().buffer->size());
     staging_.push_back({std::make_unique<gpu::Buffer>(ctx_, size, gpu::BufferKind::Storage,
                                                       "params staging " + std::to_string(staging_.size())),
                         {}});

@@ -135,12 +135,12 @@ Report run(const BuiltModel& built, const TinyModel& tiny, const WeightMap& ref_
 // dispatch: a row this short is not split). q4 weights take gate, up and swiglu in one
 // dispatch and down in another (add_rms_norm_linear_swiglu_linear), and the residual adds and
 // norms before the qkv, gate/up and lm_head products into those products' kernels (at one row
-// of f32 x; lm_head's only where one row is computed, not with all_logits): 5 per layer, plus
-// layer 0's input rms_norm.
+// of f32 x; lm_head's only where one row is computed, not with all_logits; layer 0's input norm
+// too, as an add_rms_norm of the embedding with itself): 5 per layer.
 size_t expected_decode_dispatches(const ModelConfig& c, bool q4, bool all_logits) {
   const size_t per_layer = q4 ? 5 : 9;
   const size_t head = q4 && !all_logits ? 1 : 2;
-  return 1 + per_layer * static_cast<size_t>(c.num_layers) + (q4 ? 1 : 0) + head + 1;
+  return 1 + per_layer * static_cast<size_t>(c.num_layers) + head + 1;
 }
 
 void print(const char* name, const Report& r) {
