@@ -1,5 +1,5 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
-// add_rms_norm_linear_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
+// add_rms_norm_linear/_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
 // rope_sdpa_linear), good and bad, at Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
@@ -29,6 +29,10 @@ const std::vector<SchemaCase>& transformer_cases() {
        "f32[1, seq_len, 64], f32[1, seq_len, 16], f32[1, seq_len, 16]"},
       {"linear_qkv_splits", "linear_qkv", {f32({1, S, 64}), f32({96, 64})}, {{"splits", I{64, 16, 17}}},
        "!splits add up to 97"},
+      {"add_rms_norm_linear", "add_rms_norm_linear", {f32({1, S, 64}), f32({1, S, 64}), f32({64}), q4({113, 64}, 32)},
+       {{"eps", 1e-5}}, "f32[1, seq_len, 113], f32[1, seq_len, 64]"},
+      {"add_rms_norm_linear_k", "add_rms_norm_linear", {f32({5, 37}), f32({5, 37}), f32({37}), f32({113, 36})}, {},
+       "!expects 36"},
       {"add_rms_norm_linear_qkv", "add_rms_norm_linear_qkv", {f32({1, S, 64}), f32({1, S, 64}), f32({64}), q4({96, 64}, 32)},
        {{"splits", I{64, 16, 16}}, {"eps", 1e-5}},
        "f32[1, seq_len, 64], f32[1, seq_len, 16], f32[1, seq_len, 16], f32[1, seq_len, 64]"},
