@@ -42,10 +42,11 @@ which a short timed run would otherwise count.
 
 Decoding is pipelined: the argmax runs on the device, each step feeds its token to the next on
 the device, and up to --in-flight steps are submitted before the host waits for the oldest
-token, which it reads back asynchronously (one submit per token, or per --steps-per-submit). --sync times the synchronous
-loop instead (read the logits back, argmax on the host, then record the next step: two submits
-per token), for comparison. Models without a "next_token" output (.wgx files converted before
-it existed) decode synchronously.
+token, which it reads back asynchronously (one submit per token, or per --steps-per-submit).
+--sync times the synchronous loop instead (the logits copied out with the step, the host
+waiting for them, the argmax on the host, then the next step recorded: as sampled decoding
+runs), for comparison. Models without a "next_token" output (.wgx files converted before it
+existed) decode synchronously.
 
   --synthetic NAME        instead of --model: random weights at a real geometry, built in
                           process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
@@ -78,11 +79,11 @@ it existed) decode synchronously.
 constexpr const char* kFiller =
     "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins with a single step. ";
 
-// What one synchronous decode step submits: Program::execute's command buffer, then
-// gpu::download's copy of the logits (read back to sample the next token). Pipelined steps
-// submit only their command buffer (--steps-per-submit of them in one), which also copies each
-// token into the next step's input and into a staging buffer for the host.
-constexpr int kSubmitsPerSyncStep = 2;
+// What one synchronous decode step submits: Program::execute's command buffer, which also copies
+// the logits into a staging buffer for the host (read_async), as llm::Generator's synchronous
+// path does. Pipelined steps submit only their command buffer (--steps-per-submit of them in
+// one), which also copies each token into the next step's input and into a staging buffer.
+constexpr int kSubmitsPerSyncStep = 1;
 
 using Clock = std::chrono::steady_clock;
 
@@ -186,9 +187,10 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
   const auto t1 = Clock::now();
   for (int64_t i = 0; i < decode; ++i) {
     const double s0 = thread_cpu_now();
+    const runtime::AsyncRead logits_read = p.read_async("logits");
     feed(p, std::span<const int32_t>(&token, 1), start + i);
     t.submit_cpu += thread_cpu_now() - s0;
-    token = greedy(p);
+    token = llm::argmax(logits_read.f32());
     t.tokens.push_back(token);
   }
   t.decode_s = since(t1);
@@ -563,7 +565,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   } else {
     std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), t.decode_s,
                 rate(decode_tok_s).c_str(), a.sync ? "" : ": the model has no next_token output");
-    std::printf("per token    %zu dispatches, %d submits (the step's command buffer, the logits readback)\n",
+    std::printf("per token    %zu dispatches, %d submit (the step's command buffer, with the logits' copy; the "
+                "host waits for it)\n",
                 t.decode_dispatches, kSubmitsPerSyncStep);
   }
   std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread, %.3f of "

@@ -84,16 +84,18 @@ void Generator::reset() {
 }
 
 std::vector<float> Generator::feed(std::span<const int32_t> ids, int64_t chunk, int64_t* steps) {
+  runtime::AsyncRead last;  // the last step's logits, copied out in its own command buffer
   for (size_t at = 0; at < ids.size();) {
     const size_t n = std::min(ids.size() - at, static_cast<size_t>(chunk));
     program_.set_input<int32_t>("tokens", ids.subspan(at, n), {1, static_cast<int64_t>(n)});
     program_.set_sym("input_pos", fed_);
+    if (at + n == ids.size()) last = program_.read_async("logits");
     program_.execute();
     fed_ += static_cast<int64_t>(n);
     at += n;
     ++*steps;
   }
-  std::vector<float> logits = program_.read_f32("logits");
+  std::vector<float> logits = last.f32();
   // A graph built with all_logits returns every position's row: keep the last.
   const size_t vocab = static_cast<size_t>(limits_.vocab);
   if (logits.size() < vocab || logits.size() % vocab != 0) {

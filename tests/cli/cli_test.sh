@@ -240,7 +240,7 @@ case "$case_name" in
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --sync --warmup 0
     expect_out "^warm-up      0 untimed runs of the same shape first (--warmup 0 ms)"
     expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (synchronous)"
-    expect_out "^per token    [0-9]* dispatches, 2 submits"
+    expect_out "^per token    [0-9]* dispatches, 1 submit (the step's command buffer, with the logits' copy"
     # Pipelined and synchronous decoding pick the same tokens.
     run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --in-flight 4 --steps-per-submit 1 --json
     cp "$tmp/out" "$tmp/pipelined.json"

@@ -2,7 +2,9 @@
 // HF's order, sampled frequencies against the probabilities, and determinism under a seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -69,6 +71,35 @@ TEST(Sampling, TopKKeepsTiesWithTheKthLargest) {
   EXPECT_EQ(l, (std::vector<float>{1, 3, 2}));
   apply_top_k(l, 7);
   EXPECT_EQ(l, (std::vector<float>{1, 3, 2}));
+}
+
+TEST(Sampling, TopKOnALargeVocabularyMatchesThePlainDefinition) {
+  // 50,000 logits on a grid of 1/8 (many ties), a few NaN and infinities; k below and above the
+  // heap's bound, and past the finite count. Reference: sort the finite values, keep those at
+  // least the k-th.
+  Rng rng(7);
+  std::vector<float> l(50000);
+  for (float& x : l) x = std::round(static_cast<float>(rng.uniform() * 40) * 8) / 8;
+  for (size_t i : {3u, 999u, 4242u}) l[i] = std::numeric_limits<float>::quiet_NaN();
+  for (size_t i : {17u, 20000u}) l[i] = -kInf;
+  l[31337] = kInf;
+  std::vector<float> finite;
+  for (float x : l) {
+    if (std::isfinite(x)) finite.push_back(x);
+  }
+  std::sort(finite.begin(), finite.end(), std::greater<float>());
+  for (int32_t k : {1, 2, 40, 1024, 1025, 5000, 49993, 49994, 60000}) {
+    std::vector<float> got = l;
+    apply_top_k(got, k);
+    const float kth = static_cast<size_t>(k) <= finite.size() ? finite[static_cast<size_t>(k) - 1] : -kInf;
+    for (size_t i = 0; i < l.size(); ++i) {
+      const bool keep = std::isfinite(l[i]) && l[i] >= kth;
+      ASSERT_EQ(std::isfinite(got[i]), keep) << "k " << k << ", token " << i << ", logit " << l[i];
+      if (keep) {
+        ASSERT_EQ(got[i], l[i]);
+      }
+    }
+  }
 }
 
 TEST(Sampling, TopPKeepsTheTokenThatCrossesP) {
