@@ -16,10 +16,11 @@
 //
 // Greedy decoding is pipelined where the model allows it (a "next_token" output, models/model.h):
 // the argmax runs on the device, each step feeds the next on the device (Program::feed_from), and
-// the host keeps up to GenerationOptions::decode_in_flight steps submitted (decode_steps_per_submit
-// of them a submit), collecting each token asynchronously while later steps run. Steps submitted past the end (an eos, a stop
-// string, a cancel) are discarded: they wrote only cache rows past the context, which the next
-// generate() overwrites before anything reads them. Tokens, text, callbacks, stop reasons and the
+// the host keeps up to GenerationOptions::decode_in_flight steps submitted
+// (decode_steps_per_submit of them a submit), collecting each token asynchronously while later
+// steps run. Steps submitted past the end (an eos, a stop string, a cancel) are discarded: they
+// wrote only cache rows past the context, which the next generate() overwrites before anything
+// reads them. Tokens, text, callbacks, stop reasons and the
 // context are exactly those of the synchronous path.
 #pragma once
 

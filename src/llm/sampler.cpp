@@ -42,6 +42,7 @@ float max_logit(const std::vector<Candidate>& c) {
 // drawn; +inf would make every probability NaN.
 std::vector<Candidate> finite_candidates(std::span<const float> logits, float floor = kRemoved) {
   std::vector<Candidate> c;
+  if (floor == kRemoved) c.reserve(logits.size());  // every token may stay
   for (size_t i = 0; i < logits.size(); ++i) {
     if (std::isfinite(logits[i]) && logits[i] >= floor) c.push_back({static_cast<int32_t>(i), logits[i]});
   }
