@@ -7,7 +7,8 @@
 // Decoding is pipelined by default: the graph's "next_token" (argmax on the device) feeds the
 // next step on the device, and up to --in-flight steps are submitted before the host waits for
 // the oldest one's token (read back asynchronously). --sync times the synchronous loop instead:
-// each step's logits read back, the argmax taken on the host, then the next step recorded.
+// each step's logits read back and the argmax taken on the host (the next step recorded
+// meanwhile: Program::prepare), then the next step submitted.
 //
 // The program is driven here rather than through llm::Generator: a synthetic model has no
 // tokenizer, and --pos puts the prompt deep in the context without feeding what comes before.
@@ -43,10 +44,10 @@ which a short timed run would otherwise count.
 Decoding is pipelined: the argmax runs on the device, each step feeds its token to the next on
 the device, and up to --in-flight steps are submitted before the host waits for the oldest
 token, which it reads back asynchronously (one submit per token, or per --steps-per-submit).
---sync times the synchronous loop instead (the logits copied out with the step, the host
-waiting for them, the argmax on the host, then the next step recorded: as sampled decoding
-runs), for comparison. Models without a "next_token" output (.wgx files converted before it
-existed) decode synchronously.
+--sync times the synchronous loop instead (the logits copied out with the step, the next step
+recorded while it runs, the host waiting for the logits, the argmax on the host: as sampled
+decoding runs), for comparison. Models without a "next_token" output (.wgx files converted
+before it existed) decode synchronously.
 
   --synthetic NAME        instead of --model: random weights at a real geometry, built in
                           process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
@@ -189,6 +190,11 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
     const double s0 = thread_cpu_now();
     const runtime::AsyncRead logits_read = p.read_async("logits");
     feed(p, std::span<const int32_t>(&token, 1), start + i);
+    // The next step recorded while this one runs, as llm::Generator's synchronous path does.
+    if (i + 1 < decode) {
+      p.set_sym("input_pos", start + i + 1);
+      p.prepare();
+    }
     t.submit_cpu += thread_cpu_now() - s0;
     token = llm::argmax(logits_read.f32());
     t.tokens.push_back(token);

@@ -95,6 +95,12 @@ std::vector<float> Generator::feed(std::span<const int32_t> ids, int64_t chunk, 
     at += n;
     ++*steps;
   }
+  // A one-token step is likely followed by another: record it while this one runs (its token,
+  // picked from these logits, is a queue write before its submit: Program::prepare).
+  if (ids.size() == 1 && fed_ < limits_.max_seq) {
+    program_.set_sym("input_pos", fed_);
+    program_.prepare();
+  }
   std::vector<float> logits = last.f32();
   // A graph built with all_logits returns every position's row: keep the last.
   const size_t vocab = static_cast<size_t>(limits_.vocab);

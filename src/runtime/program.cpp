@@ -176,6 +176,10 @@ struct Program::Impl {
   // The recorded_params option (execute_steps): off makes the later steps' params and uploads
   // queue writes, which land before the command buffer runs (wrong: the tests' negative control).
   bool recorded_params = true;
+  // prepare(): the next execute's step recorded ahead, and the SymInts it was recorded with.
+  std::unique_ptr<gpu::Recorder> prepared;
+  std::vector<int64_t> prepared_syms;
+  gpu::Timing prepared_timing = gpu::Timing::Off;
 
   std::vector<TensorRef> refs;                 // per value
   std::vector<std::vector<int64_t>> shapes;    // per value, current sizes
@@ -645,9 +649,53 @@ void Program::execute_steps(int steps, const std::function<void(int)>& before_st
   run(1, steps, before_step);
 }
 
+void Program::resize_stale(bool small) {
+  Impl& m = *impl_;
+  for (auto& step : m.steps) {
+    Impl::Resized& r = step.active(small);
+    bool stale = !r.fresh;
+    for (size_t j = 0; j < step.syms.size() && !stale; ++j) stale = r.seen[j] != m.sym_values[step.syms[j]];
+    if (!stale) continue;
+    r.fresh = false;
+    r.exec->resize(NodeContext(*this, step.node));
+    ++m.resizes;
+    r.seen.resize(step.syms.size());
+    for (size_t j = 0; j < step.syms.size(); ++j) r.seen[j] = m.sym_values[step.syms[j]];
+    r.fresh = true;
+  }
+  m.small_class_now = small;
+}
+
+void Program::prepare() {
+  Impl& m = *impl_;
+  m.prepared.reset();
+  const double t0 = thread_cpu_seconds();
+  const bool small = m.in_small_class();
+  if (m.shapes_dirty) {
+    m.update_shapes();
+    m.shapes_dirty = false;
+  }
+  resize_stale(small);
+  const double t1 = thread_cpu_seconds();
+  m.params.flush();
+  const double t2 = thread_cpu_seconds();
+  auto rec = std::make_unique<gpu::Recorder>(m.gpu, "execute", m.timing);
+  for (auto& step : m.steps) step.active(small).exec->record(*rec);
+  host_times_.resize += t1 - t0;
+  host_times_.params += t2 - t1;
+  host_times_.record += thread_cpu_seconds() - t2;
+  m.prepared = std::move(rec);
+  m.prepared_syms = m.sym_values;
+  m.prepared_timing = m.timing;
+}
+
 void Program::run(int repeats, int steps, const std::function<void(int)>& before_step) {
   Impl& m = *impl_;
-  std::optional<gpu::Recorder> rec;
+  // A step prepare() recorded is this execute's first where nothing it depends on changed since.
+  std::unique_ptr<gpu::Recorder> rec;
+  last_was_prepared_ = m.prepared && repeats == 1 && m.prepared_syms == m.sym_values && m.prepared_timing == m.timing;
+  if (last_was_prepared_) rec = std::move(m.prepared);
+  m.prepared.reset();
   std::vector<std::shared_ptr<AsyncRead::State>> reads;
   size_t recorded = 0;   // dispatches of the parts submitted
   size_t submitted = 0;  // parts submitted
@@ -694,24 +742,15 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
         fed_syms.emplace_back(dims[d].sym().index, *value);
       }
     }
-    for (auto& step : m.steps) {
-      Impl::Resized& r = step.active(small);
-      bool stale = !r.fresh;
-      for (size_t j = 0; j < step.syms.size() && !stale; ++j) stale = r.seen[j] != m.sym_values[step.syms[j]];
-      if (!stale) continue;
-      r.fresh = false;
-      r.exec->resize(NodeContext(*this, step.node));
-      ++m.resizes;
-      r.seen.resize(step.syms.size());
-      for (size_t j = 0; j < step.syms.size(); ++j) r.seen[j] = m.sym_values[step.syms[j]];
-      r.fresh = true;
-    }
-    m.small_class_now = small;
+    const bool recorded_ahead = k == 0 && last_was_prepared_;
+    if (!recorded_ahead) resize_stale(small);
     const double t1 = thread_cpu_seconds();
     host_times_.resize += t1 - t0;
     // The first step's params are queue writes, which land before the command buffer runs; the
     // later steps' are copies recorded in it, between the steps (ParamArena::record_flush).
-    if (k == 0 || !m.recorded_params) {
+    if (recorded_ahead) {
+      // prepare() uploaded them
+    } else if (k == 0 || !m.recorded_params) {
       m.params.flush();
     } else {
       m.params.record_flush(*rec);
@@ -725,11 +764,11 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
     // steps, repeated and profiled executes, and the submit_parts = off option keep one command
     // buffer.
     const bool parts = m.submit_parts && !small && repeats == 1 && steps == 1 && m.timing == gpu::Timing::Off;
-    if (!rec) rec.emplace(m.gpu, "execute", m.timing);
+    if (!rec) rec = std::make_unique<gpu::Recorder>(m.gpu, "execute", m.timing);
     size_t part_end = kFirstPart;
     double submitting = 0;
     // A part that fails throws as a failed recording does: the reads asked for stay pending.
-    for (int i = 0; i < repeats; ++i) {
+    for (int i = 0; i < repeats && !recorded_ahead; ++i) {
       for (auto& step : m.steps) {
         step.active(small).exec->record(*rec);
         if (parts && rec->dispatches() >= part_end) {
@@ -737,7 +776,7 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
           recorded += rec->dispatches();
           rec->submit();
           ++submitted;
-          rec.emplace(m.gpu, "execute", m.timing);
+          rec = std::make_unique<gpu::Recorder>(m.gpu, "execute", m.timing);
           part_end *= 2;
           submitting += thread_cpu_seconds() - s0;
         }

@@ -144,6 +144,16 @@ class Program {
   // fail, and the inputs set for those steps are lost.
   void execute_steps(int steps, const std::function<void(int step)>& before_step);
 
+  // Records the next execute's step now (resize hooks, params, dispatches), so that this host
+  // work overlaps what the GPU is running (a sampled decode step, whose token the host picks
+  // only once the last step's logits are back); that execute() then only adds the feeds' copies
+  // and the reads asked for and submits. set_input and read_async in between are fine (an
+  // input's bytes are a queue write, which lands before the submit); a SymInt set to another
+  // value in between (an input of another shape among them), repeats or another timing make
+  // execute() record anew. last_execute_was_prepared() says which it was.
+  void prepare();
+  bool last_execute_was_prepared() const { return last_was_prepared_; }
+
   // Feeds `input` from `output` on the device: every execute() from now on ends by copying the
   // output's value into the input's storage (in the same command buffer), and the input takes
   // the output's shape (its symbolic dims' SymInts are set from it), so the next execute() reads
@@ -218,6 +228,8 @@ class Program {
  private:
   friend class NodeContext;
   void run(int repeats, int steps, const std::function<void(int)>& before_step);
+  // Resizes the nodes of the shape class whose SymInts changed since their last resize.
+  void resize_stale(bool small);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<RouteChoice> routes_;
@@ -226,6 +238,7 @@ class Program {
   size_t dispatches_ = 0;
   size_t submits_ = 0;
   size_t mutation_copies_ = 0;
+  bool last_was_prepared_ = false;
   HostTimes host_times_;
 };
 

@@ -1,8 +1,8 @@
 // Host work off the critical path: feed_from (an output copied into an input on the device at the
 // end of every execute), read_async (outputs collected later while more executes are submitted)
-// and resize hooks that rerun only for nodes whose SymInts changed, and several steps in one
-// submit (execute_steps). Each behaviour has a negative control that would pass if the mechanism
-// did nothing.
+// and resize hooks that rerun only for nodes whose SymInts changed, several steps in one submit
+// (execute_steps), and a step recorded ahead (prepare). Each behaviour has a negative control
+// that would pass if the mechanism did nothing.
 #include <deque>
 
 #include "graph/builder.h"
@@ -431,6 +431,50 @@ TEST(ExecuteSteps, AThrowBeforeALaterStepSubmitsNothing) {
   EXPECT_EQ(p.read_state_f32("cache"), cache);
   EXPECT_THROW(p.execute_steps(0, {}), std::invalid_argument);
   EXPECT_THROW(p.execute_steps(2, {}), std::invalid_argument);
+}
+
+// prepare() records the next step while the last runs; the host then picks the token (as a
+// sampled decode does), writes it and executes: the same values as recording it then, and the
+// prepared recording is what ran. A SymInt changed after prepare() (the negative control: the
+// recording would write the cache row at the old position) or an input of another shape (the
+// first step after the prompt) makes execute() record anew, and the values are still right.
+TEST(Prepare, RecordedAheadGivesWhatExecuteGives) {
+  Stepper s;
+  Program p(shared_context(), s.graph, s.b.weights());
+  Program ref(shared_context(), s.graph, s.b.weights());
+  const std::vector<int32_t> prompt{1, 2, 3};
+  for (Program* q : {&p, &ref}) {
+    q->set_input<int32_t>("tokens", prompt, {1, 3});
+    q->set_sym("input_pos", 0);
+    q->execute();
+  }
+  int64_t pos = 3;
+  for (int step = 0; step < 6; ++step, ++pos) {
+    // The host's pick from the last step's output, then the step at `pos`.
+    const std::vector<int32_t> token{next_of(ref).at(0) % 7 + 1};
+    ASSERT_EQ(next_of(p), next_of(ref)) << "step " << step;
+    p.set_sym("input_pos", step == 4 ? pos + 1 : pos);  // step 4 prepares the wrong position
+    p.prepare();
+    if (step == 4) p.set_sym("input_pos", pos);
+    p.set_input<int32_t>("tokens", token, {1, 1});
+    p.execute();
+    // Step 0 was prepared while "tokens" still held the prompt (seq 3): recorded anew as well.
+    EXPECT_EQ(p.last_execute_was_prepared(), step != 0 && step != 4) << "step " << step;
+    ref.set_input<int32_t>("tokens", token, {1, 1});
+    ref.set_sym("input_pos", pos);
+    ref.execute();
+    EXPECT_FALSE(ref.last_execute_was_prepared());
+  }
+  EXPECT_EQ(next_of(p), next_of(ref));
+  EXPECT_EQ(p.read_state_f32("cache"), ref.read_state_f32("cache"));
+  // An input of another shape after prepare(): recorded anew.
+  p.set_sym("input_pos", pos);
+  p.prepare();
+  const std::vector<int32_t> two{4, 5};
+  p.set_input<int32_t>("tokens", two, {1, 2});
+  p.execute();
+  EXPECT_FALSE(p.last_execute_was_prepared());
+  EXPECT_EQ(next_of(p), std::vector<int32_t>{4 + 5 + static_cast<int32_t>(pos) + 1});
 }
 
 }  // namespace
