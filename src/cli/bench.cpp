@@ -62,6 +62,9 @@ before it existed) decode synchronously.
                           The prompt fills positions N-p..N-1 and the cache below it stays
                           empty: decoding deep in a long context without prefilling it
   --sync                  decode synchronously (see above)
+  --sample                decode synchronously, each token drawn by the host sampler with wgx
+                          run's default sampling (temperature 0.8, top-k 40, top-p 0.95, min-p
+                          0.05; seed 1): what sampled generation costs
   --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 6)
   --steps-per-submit K    pipelined decode steps recorded into one submit, 1 to --in-flight
                           (default 3, or --in-flight where that is less)
@@ -98,6 +101,13 @@ struct BenchArgs {
   bool profile = false;
   bool json = false;
   bool sync = false;
+  bool sample = false;  // --sample: the synchronous loop picks with the host sampler (run's defaults)
+  std::optional<llm::SamplingOptions> sampling() const {
+    if (!sample) return std::nullopt;
+    llm::SamplingOptions s = default_sampling();
+    s.seed = 1;
+    return s;
+  }
   int64_t in_flight = llm::GenerationOptions{}.decode_in_flight;
   int64_t steps_per_submit = llm::GenerationOptions{}.decode_steps_per_submit;
   bool steps_given = false;  // --steps-per-submit (else at most --in-flight)
@@ -169,18 +179,25 @@ int64_t prefill(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
 
 int32_t greedy(const runtime::Program& p) { return llm::argmax(p.read_f32("logits")); }
 
-// The synchronous loop: each step's logits read back and the argmax taken on the host before the
-// next step is recorded.
-Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk) {
+// The synchronous loop: each step's logits read back and the next token picked on the host (the
+// argmax, or with `sampling` the host sampler, seeded the same every run) before the next step
+// is submitted.
+Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk,
+                const std::optional<llm::SamplingOptions>& sampling) {
   Timing t;
   p.reset_state();
+  std::optional<llm::Sampler> sampler;
+  if (sampling) sampler.emplace(*sampling);
+  const auto pick = [&sampler](const std::vector<float>& logits) {
+    return sampler ? sampler->sample(logits, {}) : llm::argmax(logits);
+  };
   const auto t0 = Clock::now();
   t.prefill_steps = prefill(p, prompt, start, chunk);
   t.prefill_dispatches = p.dispatches_per_execute();
   t.prefill_submits = p.submits_per_execute();
   const std::vector<float> logits = p.read_f32("logits");
   t.prefill_s = since(t0);
-  int32_t token = llm::argmax(logits);
+  int32_t token = pick(logits);
   t.first_token_s = since(t0);
   t.tokens.push_back(token);
   const CpuTime c0 = cpu_now();
@@ -196,7 +213,7 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
       p.prepare();
     }
     t.submit_cpu += thread_cpu_now() - s0;
-    token = llm::argmax(logits_read.f32());
+    token = pick(logits_read.f32());
     t.tokens.push_back(token);
   }
   t.decode_s = since(t1);
@@ -269,7 +286,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
 Timing run(runtime::Program& p, const BenchArgs& a, bool pipelined, std::span<const int32_t> prompt, int64_t start,
            int64_t decode, int64_t chunk) {
   return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit)
-                   : run_sync(p, prompt, start, decode, chunk);
+                   : run_sync(p, prompt, start, decode, chunk, a.sampling());
 }
 
 std::vector<int32_t> make_prompt(const LoadedModel& m, const BenchArgs& a) {
@@ -372,6 +389,9 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       a.pos = parse_int("--pos", args.value(), 1, int64_t{1} << 20);
     } else if (args.take("--sync")) {
       a.sync = true;
+    } else if (args.take("--sample")) {
+      a.sample = true;
+      a.sync = true;
     } else if (args.take("--in-flight")) {
       a.in_flight =
           parse_int("--in-flight", args.value(), 1, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
@@ -467,7 +487,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   t.prefill_s = prefills[prefills.size() / 2];
   const double fastest_prefill_s = prefills.front();
   const double submits_per_step = pipelined ? 1.0 / static_cast<double>(a.steps_per_submit) : kSubmitsPerSyncStep;
-  const char* mode = pipelined ? "pipelined" : "sync";
+  const char* mode = pipelined ? "pipelined" : a.sample ? "sampled" : "sync";
   const runtime::MemoryReport mem = m.program->memory();
   const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
   std::optional<std::pair<StepProfile, StepProfile>> profile;
@@ -569,8 +589,16 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
                   static_cast<long long>(a.steps_per_submit));
     }
   } else {
+    std::string how = a.sync ? "" : ": the model has no next_token output";
+    if (const auto so = a.sampling()) {
+      char text[160];
+      std::snprintf(text, sizeof text, ", sampled on the host: temperature %g, top-k %d, top-p %g, min-p %g, seed %llu",
+                    static_cast<double>(so->temperature), so->top_k, static_cast<double>(so->top_p),
+                    static_cast<double>(so->min_p), static_cast<unsigned long long>(so->seed));
+      how = text;
+    }
     std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), t.decode_s,
-                rate(decode_tok_s).c_str(), a.sync ? "" : ": the model has no next_token output");
+                rate(decode_tok_s).c_str(), how.c_str());
     std::printf("per token    %zu dispatches, %d submit (the step's command buffer, with the logits' copy; the "
                 "host waits for it)\n",
                 t.decode_dispatches, kSubmitsPerSyncStep);

@@ -266,6 +266,15 @@ case "$case_name" in
     expect_out '"submits_per_decode_token": 0.25'
     python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b)' \
       "$tmp/sync.json" "$tmp/out" || fail "decoding 4 steps a submit picked other tokens"
+    # Sampled on the host (run's defaults, seed 1): the same tokens every run.
+    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sample --json
+    expect_out '"decode_mode": "sampled"'
+    cp "$tmp/out" "$tmp/sampled.json"
+    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sample --warmup 0 --json
+    python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b or len(a) != 13)' \
+      "$tmp/sampled.json" "$tmp/out" || fail "sampled decoding with one seed picked other tokens"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --sample --warmup 0
+    expect_out "(synchronous, sampled on the host: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json --in-flight 2
     expect_out '"decode_pos": 100'
     expect_out '"dtype": "f32"'
