@@ -97,9 +97,8 @@ class Decoder {
       auto last = [&](ValueId v, const char* name) {
         return b_.op1("select", {v}, {{"dim", 1}, {"index", -1}}, name);
       };
-      const ValueId table_or_head = lm_head(table);
       logits = b_.op("add_rms_norm_linear",
-                     {last(pending, "last_token"), last(residual, "last_token.residual"), final_norm, table_or_head},
+                     {last(pending, "last_token"), last(residual, "last_token.residual"), final_norm, lm_head(table)},
                      {{"eps", c_.rms_norm_eps}}, "lm_head")[0];
     }
     if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");

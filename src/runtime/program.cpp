@@ -250,6 +250,12 @@ struct Program::Impl {
   void update_shapes() {
     for (ValueId v : symbolic_values) shapes[v] = graph::eval_shape(graph.values[v].type.shape, sym_values);
   }
+  // The tensors' shapes for the SymInts now, where one that sizes a tensor changed.
+  void refresh_shapes() {
+    if (!shapes_dirty) return;
+    update_shapes();
+    shapes_dirty = false;
+  }
   void update_all_shapes() {
     for (size_t v = 0; v < graph.values.size(); ++v) {
       if (graph.values[v].kind == ValueKind::Tensor) shapes[v] = graph::eval_shape(graph.values[v].type.shape, sym_values);
@@ -671,10 +677,7 @@ void Program::prepare() {
   m.prepared.reset();
   const double t0 = thread_cpu_seconds();
   const bool small = m.in_small_class();
-  if (m.shapes_dirty) {
-    m.update_shapes();
-    m.shapes_dirty = false;
-  }
+  m.refresh_shapes();
   resize_stale(small);
   const double t1 = thread_cpu_seconds();
   m.params.flush();
@@ -715,10 +718,7 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
     if (k > 0) before_step(k);
     const double t0 = thread_cpu_seconds();
     const bool small = m.in_small_class();
-    if (m.shapes_dirty) {
-      m.update_shapes();
-      m.shapes_dirty = false;
-    }
+    m.refresh_shapes();
     // A fed input must still have the shape its feed wrote; the feeds' next shapes must fit.
     std::vector<std::pair<uint32_t, int64_t>> fed_syms;
     for (const Impl::Feed& f : m.feeds) {
@@ -746,14 +746,15 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
     if (!recorded_ahead) resize_stale(small);
     const double t1 = thread_cpu_seconds();
     host_times_.resize += t1 - t0;
-    // The first step's params are queue writes, which land before the command buffer runs; the
-    // later steps' are copies recorded in it, between the steps (ParamArena::record_flush).
-    if (recorded_ahead) {
-      // prepare() uploaded them
-    } else if (k == 0 || !m.recorded_params) {
-      m.params.flush();
-    } else {
-      m.params.record_flush(*rec);
+    // The first step's params are queue writes (prepare() made them for a step it recorded),
+    // which land before the command buffer runs; the later steps' are copies recorded in it,
+    // between the steps (ParamArena::record_flush).
+    if (!recorded_ahead) {
+      if (k == 0 || !m.recorded_params) {
+        m.params.flush();
+      } else {
+        m.params.record_flush(*rec);
+      }
     }
     const double t2 = thread_cpu_seconds();
     host_times_.params += t2 - t1;
