@@ -264,7 +264,7 @@ std::string guard(const NodeContext& ctx) {
            "\", not a count from 1 to " + std::to_string(kWarmMaxWorkgroups);
   }
   // on_off_option is nullopt only for a value that is neither on nor off.
-  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge"}) {
+  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge", "sdpa_decode_hold"}) {
     if (!on_off_option(ctx, name, true)) {
       return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
     }
@@ -309,6 +309,10 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     const Geometry g = geometry_max(ctx);
     kFlashFixed.constants(constants, {g.group, g.dim});
   }
+  // flash_rope's norm with every load issued before its barrier (sdpa_flash.wgsl's
+  // normed_rows_held, where an invocation holds a pair); sdpa_decode_hold = off: rope_rows' two
+  // passes over the rows (tuning).
+  if (rope && !on_off_option(ctx, "sdpa_decode_hold", true).value()) constants.emplace_back("HOLD_NORMED", 0);
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);

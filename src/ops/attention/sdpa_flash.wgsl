@@ -333,6 +333,10 @@ fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
 fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   let dim = f_dim();
   let G = f_group();
+  if (params.norm != 0u && (G + 1u) * (dim / 2u) <= WG && HOLD_NORMED) {
+    normed_rows_held(qb, kb, bkv, last, lid);
+    return;
+  }
   let rows = G + select(0u, 1u, last);
   if (params.norm != 0u) {
     square_sums(rows, qb, bkv, lid);
@@ -355,6 +359,76 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
     storageBarrier();
   }
   workgroupBarrier();
+}
+
+// rope_rows with the norm where an invocation holds one rotated pair of one row ((G + 1) * D / 2
+// <= WG: Qwen3's two query heads and k row of 128 channels): every load the prologue needs (the
+// pair's two channels, their norm weights, the pair's rope turn, and in the last chunk the v row's
+// pair) is issued before the norm's barrier, so nothing after it waits on memory again. The sum of
+// a row's squares is its pairs' partials added in order from part_s (the same on each of its
+// invocations). The k row's rotated pairs go through p_s (free until the tiles), so that the cache
+// writes take neighbouring channels (one packed f16 word) after a barrier, as rope_rows writes
+// them.
+override HOLD_NORMED: bool = true;
+fn normed_rows_held(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
+  let dim = f_dim();
+  let half = dim / 2u;
+  let G = f_group();
+  let rows = G + select(0u, 1u, last);
+  let row = lid / half;
+  let p = lid % half;
+  let live = row < rows;
+  // The pair's channels: (p, p + D/2) rotating halves, else (2p, 2p + 1); its frequency is p.
+  let lo = select(2u * p, p, params.rotate_half != 0u);
+  let hi = select(lo + 1u, p + half, params.rotate_half != 0u);
+  var x = vec2<f32>(0.0);
+  var w = vec2<u32>(0u);
+  var turn = vec2<u32>(0u);
+  var vv = vec2<f32>(0.0);
+  if (live) {
+    x = vec2<f32>(raw(row, lo, qb, bkv), raw(row, hi, qb, bkv));
+    let wb = params.norm_base + select(1u, 0u, row < G) * params.norm_words;
+    w = vec2<u32>(Table[wb + select(lo, lo >> 1u, OUT_F16)], Table[wb + select(hi, hi >> 1u, OUT_F16)]);
+    turn = vec2<u32>(Table[2u * p], Table[2u * p + 1u]);
+  }
+  if (last && lid < half) { vv = load_new2(true, bkv * dim + 2u * lid); }
+  set_part(lid, x.x * x.x + x.y * x.y);
+  workgroupBarrier();
+  if (live) {
+    var s = 0.0;
+    if (half % 4u == 0u) {
+      var s4 = vec4<f32>(0.0);
+      for (var b = row * half / 4u; b < (row + 1u) * half / 4u; b++) { s4 += part_s[b]; }
+      s = sum4(s4);
+    } else {
+      for (var j = row * half; j < (row + 1u) * half; j++) { s += part_s[j >> 2u][j & 3u]; }
+    }
+    let inv = inverseSqrt(s * params.inv_n + params.eps);
+    var wf = bitcast<vec2<f32>>(w);
+    if (OUT_F16) { wf = vec2<f32>(unpack2x16float(w.x)[lo & 1u], unpack2x16float(w.y)[hi & 1u]); }
+    let n = vec2<f32>(to_io(x.x * inv * wf.x), to_io(x.y * inv * wf.y));
+    let r = rope_rotate(n.x, n.y, rope_sincos(params.pos, turn));
+    let o = vec2<f32>(to_io(r.x), to_io(r.y));
+    if (row < G) {
+      let i = row * dim;
+      q_s[(i + lo) >> 1u][lo & 1u] = o.x * params.scale;
+      q_s[(i + hi) >> 1u][hi & 1u] = o.y * params.scale;
+    } else {
+      p_s[lo >> 2u][lo & 3u] = o.x;
+      p_s[hi >> 2u][hi & 3u] = o.y;
+    }
+  }
+  workgroupBarrier();
+  if (last) {
+    if (lid < half) {
+      let e = 2u * lid;
+      let row0 = kb + params.pos * dim;
+      store_cache2(0u, row0 + e, vec2<f32>(p_s[e >> 2u][e & 3u], p_s[(e + 1u) >> 2u][(e + 1u) & 3u]));
+      store_cache2(1u, row0 + e, vv);
+    }
+    storageBarrier();
+    workgroupBarrier();
+  }
 }
 
 // The output of the group's heads from their chunks' partials (slots from slot0, max_chunks
