@@ -264,7 +264,7 @@ std::string guard(const NodeContext& ctx) {
            "\", not a count from 1 to " + std::to_string(kWarmMaxWorkgroups);
   }
   // on_off_option is nullopt only for a value that is neither on nor off.
-  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge", "sdpa_decode_hold"}) {
+  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge", "sdpa_decode_hold", "sdpa_decode_wide"}) {
     if (!on_off_option(ctx, name, true)) {
       return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
     }
@@ -313,6 +313,9 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   // normed_rows_held, where an invocation holds a pair); sdpa_decode_hold = off: rope_rows' two
   // passes over the rows (tuning).
   if (rope && !on_off_option(ctx, "sdpa_decode_hold", true).value()) constants.emplace_back("HOLD_NORMED", 0);
+  // Phases A and C with up to sixteen loads in flight per invocation (sdpa_flash.wgsl's WIDE);
+  // sdpa_decode_wide = off: four and eight (tuning).
+  if (!on_off_option(ctx, "sdpa_decode_wide", true).value()) constants.emplace_back("WIDE", 0);
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);

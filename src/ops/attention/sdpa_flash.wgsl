@@ -131,12 +131,34 @@ fn qk4(q: u32, S: u32, k0: vec2<f32>, k1: vec2<f32>, k2: vec2<f32>, k3: vec2<f32
 
 // Partial dot products of the k row at element `kr` with the queries of heads g0 .. g0 + nh - 1
 // (1 <= nh <= 4, component u for head g0 + u) over the pairs s, s + S, s + 2S, ... < half. Each k
-// load serves all nh heads; four loads are issued before their products (independent, in flight
-// together).
+// load serves all nh heads. With WIDE (the default), up to sixteen loads are issued before their
+// products (independent, in flight together: Qwen3's 16 pairs an invocation, Llama's 8, make one
+// trip to memory, not four or two), then four at a time; the sums are added in the same order
+// either way.
+override WIDE: bool = true;
+fn add_qk4(d: ptr<function, vec4<f32>>, q0: u32, half: u32, S: u32, nh: u32, k0: vec2<f32>, k1: vec2<f32>,
+           k2: vec2<f32>, k3: vec2<f32>) {
+  (*d).x += qk4(q0, S, k0, k1, k2, k3);
+  if (nh > 1u) { (*d).y += qk4(q0 + half, S, k0, k1, k2, k3); }
+  if (nh > 2u) { (*d).z += qk4(q0 + 2u * half, S, k0, k1, k2, k3); }
+  if (nh > 3u) { (*d).w += qk4(q0 + 3u * half, S, k0, k1, k2, k3); }
+}
 fn partial_dots(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f32> {
   var d = vec4<f32>(0.0);
   let q0 = g0 * half;
   var p = s;
+  if (WIDE) {
+    for (; p + 15u * S < half; p += 16u * S) {
+      var k: array<vec2<f32>, 16>;
+      for (var j = 0u; j < 16u; j++) { k[j] = load_k2(kr + 2u * (p + j * S)); }
+      for (var j = 0u; j < 16u; j += 4u) { add_qk4(&d, q0 + p + j * S, half, S, nh, k[j], k[j + 1u], k[j + 2u], k[j + 3u]); }
+    }
+    for (; p + 7u * S < half; p += 8u * S) {
+      var k: array<vec2<f32>, 8>;
+      for (var j = 0u; j < 8u; j++) { k[j] = load_k2(kr + 2u * (p + j * S)); }
+      for (var j = 0u; j < 8u; j += 4u) { add_qk4(&d, q0 + p + j * S, half, S, nh, k[j], k[j + 1u], k[j + 2u], k[j + 3u]); }
+    }
+  }
   for (; p + 3u * S < half; p += 4u * S) {
     let k0 = load_k2(kr + 2u * p);
     let k1 = load_k2(kr + 2u * (p + S));
@@ -187,6 +209,16 @@ fn v_rows(a_in: vec4<f32>, u: u32, G: u32, half: u32, dim: u32, vb: u32, rows: u
   let full = rows / 4u;
   var a = a_in * vec4<f32>(vec2<f32>(alpha_s[g]), vec2<f32>(alpha_s[g1]));
   var b = rg;
+  if (WIDE) {
+    for (; b + 3u * R < full; b += 4u * R) {  // four blocks: sixteen loads in flight
+      let r0 = rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim);
+      let r1 = rows4(p_s[pa + b + R], p_s[pb + b + R], o + 4u * (b + R) * dim, dim);
+      let r2 = rows4(p_s[pa + b + 2u * R], p_s[pb + b + 2u * R], o + 4u * (b + 2u * R) * dim, dim);
+      let r3 = rows4(p_s[pa + b + 3u * R], p_s[pb + b + 3u * R], o + 4u * (b + 3u * R) * dim, dim);
+      a += r0 + r1;
+      a += r2 + r3;
+    }
+  }
   for (; b + R < full; b += 2u * R) {  // two blocks: eight loads in flight
     a += rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim) +
          rows4(p_s[pa + b + R], p_s[pb + b + R], o + 4u * (b + R) * dim, dim);

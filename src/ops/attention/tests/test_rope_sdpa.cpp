@@ -58,8 +58,12 @@ const RuntimeOptions kThreeChunks{{"sdpa_decode_single_max", "0"}, {"sdpa_decode
 const RuntimeOptions kThreeChunksGeneric{
     {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_specialize", "off"}};
 
-const RuntimeOptions kThreeChunksUnheld{
-    {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_hold", "off"}};
+// The kernel's earlier forms: rope_rows' two passes over the rows where the held norm would run
+// (sdpa_decode_hold = off), four and eight loads at a time in phases A and C (sdpa_decode_wide).
+const RuntimeOptions kThreeChunksNarrow{{"sdpa_decode_single_max", "0"},
+                                        {"sdpa_decode_chunks", "3"},
+                                        {"sdpa_decode_hold", "off"},
+                                        {"sdpa_decode_wide", "off"}};
 
 struct Case {
   const char* name;
@@ -82,8 +86,7 @@ const Case kCases[] = {
     {"G2_D64_Interleaved_F16Cache_Norm", 1, 4, 2, 64, DType::f32, DType::f16, true, kInterleaved, kSingleMax32},
     {"G4_D128_F16_Norm", 1, 4, 1, 128, DType::f16, DType::f16, true, kQwen, kDefault},
     {"G2_D128_Norm_Generic", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kThreeChunksGeneric},
-    // rope_rows' two passes over the rows where the held norm would run (sdpa_decode_hold = off).
-    {"G2_D128_F16_Norm_Unheld", 1, 4, 2, 128, DType::f16, DType::f16, true, kQwen, kThreeChunksUnheld},
+    {"G2_D128_F16_Norm_Narrow", 1, 4, 2, 128, DType::f16, DType::f16, true, kQwen, kThreeChunksNarrow},
     // head_dim 6: three frequencies (an odd half, rope's smallest case).
     {"G2_D6_Norm_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, true, kQwen, kThreeChunks},
     {"G2_D6_Interleaved_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, false, kInterleaved, kSingleMax32},
