@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numbers>
 #include <utility>
 #include <vector>
@@ -73,6 +74,57 @@ inline std::vector<double> int8_rounded(const std::vector<float>& x) {
 struct DotReference {
   std::vector<double> values, magnitude;
 };
+
+// x [m, k] rounded as int8_rounded rounds it, times w [n, k]^T, + bias, in double (`ref`), and
+// per element how far a GPU's rounding may move it (`slack`): the kernels take 127 / max with a
+// division WGSL lets be 2.5 ulp off, so a value whose x * 127 / max lies within a few ulps of a
+// half-integer may round either way, and each such value adds its step times |w| to the slack of
+// the products it enters.
+struct Int8Dots {
+  DotReference ref;
+  std::vector<double> slack;
+};
+inline Int8Dots int8_rounded_dots(const std::vector<float>& x, int64_t m, int64_t k, const std::vector<float>& w,
+                                  int64_t n, const std::vector<float>& bias) {
+  const std::vector<double> xr = int8_rounded(x);
+  std::vector<double> tie(x.size(), 0);
+  for (size_t b = 0; b < x.size(); b += 32) {
+    float amax = 0;
+    for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::abs(x[i]));
+    if (amax == 0) continue;
+    for (size_t i = b; i < b + 32; ++i) {
+      const double t = std::abs(double(x[i]) * 127.0 / amax);
+      if (std::abs(t - std::floor(t) - 0.5) < 8 * t * std::numeric_limits<float>::epsilon()) tie[i] = amax / 127.0;
+    }
+  }
+  Int8Dots r;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = bias.empty() ? 0 : bias[j], mag = bias.empty() ? 0 : std::abs(bias[j]), slack = 0;
+      for (int64_t t = 0; t < k; ++t) {
+        const double p = xr[i * k + t] * w[j * k + t];
+        s += p;
+        mag += std::abs(p);
+        slack += tie[i * k + t] * std::abs(w[j * k + t]);
+      }
+      r.ref.values.push_back(s);
+      r.ref.magnitude.push_back(mag);
+      r.slack.push_back(slack);
+    }
+  }
+  return r;
+}
+
+// got with each element moved toward want by at most its slack (what within_bound then checks
+// is the rest).
+inline std::vector<float> less_slack(const std::vector<float>& got, const Int8Dots& want) {
+  std::vector<float> r = got;
+  for (size_t i = 0; i < r.size() && i < want.slack.size(); ++i) {
+    const double d = double(got[i]) - want.ref.values[i];
+    r[i] = static_cast<float>(got[i] - std::clamp(d, -want.slack[i], want.slack[i]));
+  }
+  return r;
+}
 inline DotReference linear_dots(const std::vector<float>& x, int64_t m, int64_t k, const std::vector<float>& w,
                                 int64_t n, const std::vector<float>& bias) {
   DotReference r;
