@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -127,9 +128,45 @@ void restrict_to(std::span<float> logits, const std::vector<Candidate>& kept) {
   throw std::runtime_error("the logits hold no finite value (the model produced NaN or -inf everywhere)");
 }
 
+// top_k_candidates of the logits divided by `temperature` (> 0), without dividing every logit:
+// a correctly rounded x / t is monotone in x, so the k-th largest scaled logit is the k-th
+// largest logit scaled, and a token's scaled logit reaches it only where its logit is that one's
+// or within a few ulps below. So one pass finds the k-th largest as the logits are, and a second
+// scales only the tokens from a little below it up, keeping those the scaled comparison keeps:
+// the same candidates, with the same scaled logits, as scaling the whole vocabulary first (a
+// copy and a pass fewer). A logit whose scaled value overflows to -inf is dropped either way (it
+// is below every finite one); one that overflows to +inf would be dropped by scaling first but
+// counted among the k largest here, so it sends the caller the plain way (nullopt), as do k off
+// and k above the heap's bound.
+std::optional<std::vector<Candidate>> scaled_top_k(std::span<const float> logits, int32_t k, float temperature) {
+  if (k <= 0 || k > kHeapTopK) return std::nullopt;
+  const float kth = kth_largest(logits, k);
+  const float kth_scaled = kth / temperature;  // -inf where fewer than k are finite
+  // Below kth by a relative 2^-20 (and an absolute 2^-126 for values near zero): well past where
+  // x / t can round to kth / t.
+  const float lower = kth == kRemoved ? kRemoved : kth - (std::abs(kth) * 0x1p-20f + 0x1p-126f);
+  std::vector<Candidate> c;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float x = logits[i];
+    if (!std::isfinite(x) || x < lower) continue;
+    const float scaled = x / temperature;
+    if (scaled == std::numeric_limits<float>::infinity()) return std::nullopt;  // the largest are all here
+    if (std::isfinite(scaled) && scaled >= kth_scaled) c.push_back({static_cast<int32_t>(i), scaled});
+  }
+  return c;
+}
+
 // The tokens left after every step, with their logits (temperature applied).
 std::vector<Candidate> candidates(const SamplingOptions& o, std::span<const float> logits,
                                   std::span<const int32_t> context) {
+  if (o.repetition_penalty == 1.0f && o.temperature > 0.0f && o.fast_top_k) {
+    if (auto c = scaled_top_k(logits, o.top_k, o.temperature)) {
+      keep_top_p(*c, o.top_p);
+      keep_min_p(*c, o.min_p);
+      if (c->empty()) no_finite_logit();
+      return *std::move(c);
+    }
+  }
   std::vector<float> work(logits.begin(), logits.end());
   apply_repetition_penalty(work, context, o.repetition_penalty);
   apply_temperature(work, o.temperature);

@@ -20,6 +20,9 @@ struct SamplingOptions {
   float min_p = 0.0f;               // <= 0: off
   float repetition_penalty = 1.0f;  // 1: off; > 1 discourages tokens already in the context
   uint64_t seed = 0;
+  // top-k found before the temperature is applied, then only the tokens near or above the k-th
+  // largest scaled (the same candidates and draws); false scales every logit first (tests).
+  bool fast_top_k = true;
 
   bool greedy() const { return temperature <= 0.0f; }
 };

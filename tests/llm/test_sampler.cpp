@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "llm/sampler.h"
@@ -97,6 +98,51 @@ TEST(Sampling, TopKOnALargeVocabularyMatchesThePlainDefinition) {
       ASSERT_EQ(std::isfinite(got[i]), keep) << "k " << k << ", token " << i << ", logit " << l[i];
       if (keep) {
         ASSERT_EQ(got[i], l[i]);
+      }
+    }
+  }
+}
+
+TEST(Sampling, TopKBeforeTheTemperatureGivesTheSameDistributionsAndDraws) {
+  // Sampler's default finds top-k on the logits as they are and scales only the tokens near or
+  // above the k-th (fast_top_k); the plain way scales every logit first. 30,000 logits at several
+  // temperatures and k (with top-p and min-p, as wgx run's defaults), a NaN and infinities: the
+  // same distribution bit for bit and the same 200 draws. Tokens 8 and 9 are the largest logit v
+  // and its float neighbour below, which scale to the same value at t = 0.3 (near 10 the scaled
+  // values' ulp is 4 of the logits', their spacing 3.3): at top-k 1 token 9 ties with v once
+  // scaled and stays, where a cut at the k-th largest logit as it is would drop it (the control:
+  // it is below v and has a probability).
+  constexpr float kTieT = 0.3f;
+  float v = 9.999f;
+  while (std::nextafter(v, -kInf) / kTieT != v / kTieT) v = std::nextafter(v, -kInf);
+  Rng rng(11);
+  std::vector<float> base(30000);
+  for (float& x : base) x = static_cast<float>(rng.uniform() * 19.9 - 10);  // below v
+  base[5] = std::numeric_limits<float>::quiet_NaN();
+  base[6] = -kInf;
+  base[7] = kInf;
+  base[8] = v;
+  base[9] = std::nextafter(v, -kInf);
+  for (const float t : {0.05f, kTieT, 0.8f, 1.0f, 1.7f}) {
+    for (const int32_t k : {1, 40, 1024}) {
+      SCOPED_TRACE("temperature " + std::to_string(t) + ", top-k " + std::to_string(k));
+      SamplingOptions o;
+      o.temperature = t;
+      o.top_k = k;
+      o.top_p = 0.95f;
+      o.min_p = k == 1 ? 0.0f : 1e-6f;
+      o.seed = 3;
+      SamplingOptions plain = o;
+      plain.fast_top_k = false;
+      Sampler fast_sampler(o), plain_sampler(plain);
+      const std::vector<double> want = plain_sampler.distribution(base, {});
+      ASSERT_EQ(fast_sampler.distribution(base, {}), want);
+      if (k == 1 && t == kTieT) {
+        EXPECT_LT(base[9], base[8]);
+        EXPECT_GT(want[9], 0.0) << "the neighbour that ties once scaled is kept";
+      }
+      for (int d = 0; d < 200; ++d) {
+        ASSERT_EQ(fast_sampler.sample(base, {}), plain_sampler.sample(base, {})) << "draw " << d;
       }
     }
   }
