@@ -90,6 +90,14 @@ const Case kCases[] = {
      kDecode40, "flash_decoding", ""},
     {"Flash_BadSpecialize_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_specialize", "yes"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_specialize is \"yes\", not on or off"},
+    // sdpa_decode_wide (tuning): off takes phases A and C's loads four and eight at a time; a bad
+    // value declines the route. sdpa_decode_hold (flash_rope's held norm, test_rope_sdpa.cpp) too.
+    {"Flash_D128_GQA_Narrow", config(1, 4, 2, 128, 1, {{"sdpa_decode_wide", "off"}, {"sdpa_decode_single_max", "0"}}),
+     kDecode40, "flash_decoding", ""},
+    {"Flash_BadWide_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_wide", "1"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_wide is \"1\", not on or off"},
+    {"Flash_BadHold_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_hold", "1"}}), kDecode40, "k16_streaming_q16",
+     "flash_decoding: sdpa_decode_hold is \"1\", not on or off"},
     // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
     {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
      "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
