@@ -159,22 +159,21 @@ std::optional<std::vector<Candidate>> scaled_top_k(std::span<const float> logits
 // The tokens left after every step, with their logits (temperature applied).
 std::vector<Candidate> candidates(const SamplingOptions& o, std::span<const float> logits,
                                   std::span<const int32_t> context) {
+  std::optional<std::vector<Candidate>> top;
   if (o.repetition_penalty == 1.0f && o.temperature > 0.0f && o.fast_top_k) {
-    if (auto c = scaled_top_k(logits, o.top_k, o.temperature)) {
-      keep_top_p(*c, o.top_p);
-      keep_min_p(*c, o.min_p);
-      if (c->empty()) no_finite_logit();
-      return *std::move(c);
-    }
+    top = scaled_top_k(logits, o.top_k, o.temperature);
   }
-  std::vector<float> work(logits.begin(), logits.end());
-  apply_repetition_penalty(work, context, o.repetition_penalty);
-  apply_temperature(work, o.temperature);
-  auto c = top_k_candidates(work, o.top_k);
+  if (!top) {
+    std::vector<float> work(logits.begin(), logits.end());
+    apply_repetition_penalty(work, context, o.repetition_penalty);
+    apply_temperature(work, o.temperature);
+    top = top_k_candidates(work, o.top_k);
+  }
+  std::vector<Candidate>& c = *top;
   keep_top_p(c, o.top_p);
   keep_min_p(c, o.min_p);
   if (c.empty()) no_finite_logit();
-  return c;
+  return std::move(c);
 }
 
 }  // namespace

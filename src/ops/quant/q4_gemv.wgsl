@@ -348,9 +348,10 @@ fn chunk_sums_i8(c: u32, q: array<vec4<u32>, C>) -> vec4<f32> {
 // stale) holds the handoff words (runtime/handoff_pool.h: DONE counts the tiles made, EXITS the
 // workgroups finished, FAULT is the fault word, NEXT counts the claim words handed to waits),
 // min(G, T1) claim words from D_CLAIMS, then act's words from D_ACT; the last workgroup to
-// finish sets the counts and claims back to 0 for the next dispatch. Every node's dispatch uses the same buffer, so the claim words lie where no
-// node's act does (D_ACT past the most claim words any node has), and neither shares a 128-byte
-// line with the polled count (atomics on one line take turns). The down product's sizes are
+// finish sets the counts and claims back to 0 for the next dispatch. Every node's dispatch uses
+// the same buffer, so the claim words lie where no node's act does (D_ACT past the most claim
+// words any node has), and neither shares a 128-byte line with the polled count (atomics on one
+// line take turns). The down product's sizes are
 // pipeline constants (D_*); its weight (nibbles, then scales from word D_SCALE_BASE) is bound as
 // X, and x as Bias (x4 reads it; no bias here); its output is Out2.
 override PERSIST: bool = false;
