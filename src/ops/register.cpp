@@ -23,6 +23,7 @@ void register_all_ops(KernelRegistry& registry) {
   ops::register_layout(registry);
   ops::register_transformer(registry);
   ops::register_attention(registry);
+  ops::register_sampling(registry);
 }
 
 }  // namespace wgx::runtime

@@ -11,6 +11,7 @@ void register_core_schemas(OpRegistry& registry) {
   schemas::register_reshape(registry);
   schemas::register_indexing(registry);
   schemas::register_transformer(registry);
+  schemas::register_sampling(registry);
 }
 
 }  // namespace wgx::graph

@@ -1,0 +1,63 @@
+// sample_token (graph/schemas/sampling.cpp) in one dispatch of sample_token.wgsl: a workgroup per
+// chunk of kChunk logits finds the chunk's candidates, and the last to finish merges them and
+// picks the token (the dispatch's count, set back to 0 by that workgroup, lives with the node).
+// Greedy and sampled steps are the same dispatch; the sampling words choose at run time, so one
+// graph serves both and a generation changes its settings by writing 8 words.
+#include <memory>
+
+#include "ops/common.h"
+#include "ops/families.h"
+#include "ops/sampling/sample_params.h"
+#include "shaders/sampling_shaders.h"
+
+namespace wgx::ops {
+
+namespace {
+
+using runtime::DispatchExec;
+using runtime::NodeContext;
+using sampling::kChunk;
+
+// Words a chunk's candidates take in the merge buffer: count, threshold, keys, indices.
+constexpr uint64_t kChunkWords = 2 + 2 * sampling::kMaxTopK;
+
+int64_t vocab_of(const NodeContext& ctx) { return ctx.input_max_shape(0)[1]; }
+
+std::string guard(const NodeContext& ctx) {
+  if (ctx.input_value(2).kind == graph::ValueKind::Tensor) return "position is a tensor (a SymInt or constant is needed)";
+  if (vocab_of(ctx) > sampling::kMaxVocab) {
+    return "the vocabulary (" + std::to_string(vocab_of(ctx)) + ") exceeds " + std::to_string(sampling::kMaxVocab) +
+           " logits (256 chunks of " + std::to_string(kChunk) + ")";
+  }
+  return "";
+}
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+  const gpu::Kernel& kernel = variant_kernel(
+      ctx, *shaders::find_sampling("sample_token"),
+      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
+       gpu::Binding::Storage, gpu::Binding::Storage});
+  const auto chunks = static_cast<uint32_t>((vocab_of(ctx) + kChunk - 1) / kChunk);
+  auto steps = std::make_unique<Steps>();
+  const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.input(1).binding(),
+                                                ctx.output(0).binding(),
+                                                steps->own(ctx, 4 * kChunkWords * chunks, "candidates"),
+                                                steps->own(ctx, 4, "merge count")};
+  const auto vocab = static_cast<uint32_t>(vocab_of(ctx));
+  steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, 4, [=](const NodeContext& c) {
+    DispatchExec::Launch l;
+    // The random stream's index: a position's draws differ from every other's.
+    l.params = {vocab, chunks, static_cast<uint32_t>(c.sym_input(2)), 0};
+    l.workgroups = chunks;
+    return l;
+  }));
+  return steps;
+}
+
+}  // namespace
+
+void register_sampling(runtime::KernelRegistry& registry) {
+  registry.add({"sample_token", {{"one_pass", guard, build}}});
+}
+
+}  // namespace wgx::ops

@@ -1,0 +1,389 @@
+// sample_token: the next token drawn from one row of logits, in one dispatch (sample_token.cpp
+// says what the op computes; sample_params.h the words of S).
+//
+// Every workgroup takes a chunk of CHUNK logits, PER consecutive ones per invocation, as keys: a
+// u32 per value that orders like the value (0 for what cannot be picked). Greedy (k = 0): the
+// chunk's largest key, the lowest index on ties. Sampling: the chunk's k largest keys, found by a
+// radix select over the 8-bit digits from the top (a count per digit in workgroup memory; the
+// digit where the k-th largest lies, then the next digit within it), ties with the k-th kept up
+// to CAP, the lowest indices first; those candidates and the chunk's threshold go to Cand. Then
+// the workgroups count themselves, and the last to arrive merges: greedy, the chunks' largest;
+// sampling, the same radix select over the candidates at or above the largest chunk threshold
+// (no other can be among the k largest), the kept ones (at most FCAP) sorted by value, their
+// weights exp(s - max) summed in that order, top-p and min-p cuts (each keeps a prefix of the
+// sorted list), and the draw: the first token whose cumulative weight passes u * the kept total,
+// u from a hash of the seed and the step's position. Then it sets the count back to 0: no
+// workgroup waits for another.
+struct Params {
+  vocab: u32,
+  chunks: u32,   // workgroups: ceil(vocab / CHUNK)
+  counter: u32,  // the step's position: the random stream's index
+  pad: u32,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> X: array<f32>;
+// The sampling words: top_k (0: greedy), 1 / temperature, top_p, min_p (f32 bits), seed low and
+// high, two zeros.
+@group(0) @binding(2) var<storage, read> S: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Out: array<u32>;
+// Per chunk, CSTRIDE words: candidate count, threshold key, CAP keys, CAP indices.
+@group(0) @binding(4) var<storage, read_write> Cand: array<u32>;
+@group(0) @binding(5) var<storage, read_write> Count: array<atomic<u32>>;
+
+const WG = 256u;
+const CHUNK = 2048u;    // kChunk on the host
+const PER = CHUNK / WG;
+const CAP = 128u;       // kMaxTopK on the host: candidates a chunk keeps
+const FCAP = 256u;      // candidates the draw keeps (one per invocation)
+const CSTRIDE = 2u + 2u * CAP;
+const NONE = 0xffffffffu;
+
+// Orders like the value: negative values bit-flipped, others with the sign bit set; -0 as +0.
+// NaN, and the infinities where `finite` is asked for, become 0, below every other key.
+fn key_of(x: f32, finite: bool) -> u32 {
+  var b = bitcast<u32>(x);
+  if ((b & 0x7f800000u) == 0x7f800000u && (finite || (b & 0x007fffffu) != 0u)) { return 0u; }
+  if (b == 0x80000000u) { b = 0u; }
+  return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+
+fn value_of(k: u32) -> f32 {
+  return bitcast<f32>(select(~k, k & 0x7fffffffu, (k & 0x80000000u) != 0u));
+}
+
+// A 32-bit integer hash (xor-shift-multiply rounds); chained over the seed's halves and the
+// counter, it gives the draw's u. sample_params.h has the host's copy.
+fn mix32(x: u32) -> u32 {
+  var h = x;
+  h ^= h >> 16u;
+  h *= 0x7feb352du;
+  h ^= h >> 15u;
+  h *= 0x846ca68bu;
+  h ^= h >> 16u;
+  return h;
+}
+fn uniform01(seed_lo: u32, seed_hi: u32, counter: u32) -> f32 {
+  let h = mix32(seed_lo ^ mix32(seed_hi ^ mix32(counter + 0x9e3779b9u)));
+  return f32(h >> 8u) * (1.0 / 16777216.0);
+}
+
+var<workgroup> hist: array<atomic<u32>, 256>;
+var<workgroup> groups: array<u32, 16>;
+var<workgroup> group_sel: u32;
+var<workgroup> group_need: u32;
+var<workgroup> bin_sel: u32;
+var<workgroup> bin_need: u32;
+var<workgroup> bin_all: u32;  // 1 when every key of the chosen digit is needed
+var<workgroup> scan_v: array<f32, 256>;
+var<workgroup> scan_g: array<f32, 16>;
+var<workgroup> red_k: array<u32, 256>;  // greedy's tree; the draw's candidates as gathered
+var<workgroup> red_i: array<u32, 256>;
+var<workgroup> sorted_k: array<u32, 256>;
+var<workgroup> sorted_i: array<u32, 256>;
+var<workgroup> chunk_n: array<u32, 256>;
+// The merge's largest chunk threshold, kept count, longest list, winner, tokens after the cuts.
+var<workgroup> shared_u: array<atomic<u32>, 5>;
+var<workgroup> kept_total: f32;
+var<workgroup> flag_s: u32;  // a value made uniform (workgroupUniformLoad)
+var<workgroup> last_s: u32;
+
+// The digit (of the 256 counted in hist) that holds the need-th largest key, counting from the
+// top, and how many keys of it are needed: bin_sel / bin_need, bin_sel NONE when hist counts
+// fewer than need. Called by the whole workgroup; 16 invocations look at 16 digits each.
+fn pick_bin(lid: u32, need: u32) {
+  if (lid == 0u) {
+    group_sel = NONE;
+    bin_sel = NONE;
+  }
+  if (lid < 16u) {
+    var s = 0u;
+    for (var i = 0u; i < 16u; i++) { s += atomicLoad(&hist[lid * 16u + i]); }
+    groups[lid] = s;
+  }
+  workgroupBarrier();
+  if (lid < 16u) {
+    var above = 0u;
+    for (var g = lid + 1u; g < 16u; g++) { above += groups[g]; }
+    if (above < need && need <= above + groups[lid]) {
+      group_sel = lid;
+      group_need = need - above;
+    }
+  }
+  workgroupBarrier();
+  let g = group_sel;
+  if (lid < 16u && g != NONE) {
+    var above = 0u;
+    for (var i = lid + 1u; i < 16u; i++) { above += atomicLoad(&hist[g * 16u + i]); }
+    let h = atomicLoad(&hist[g * 16u + lid]);
+    if (above < group_need && group_need <= above + h) {
+      bin_sel = g * 16u + lid;
+      bin_need = group_need - above;
+      bin_all = select(0u, 1u, group_need - above == h);
+    }
+  }
+  workgroupBarrier();
+}
+
+// The exclusive prefix sum of v over the invocations (x) and the total (y), in f32 (exact for
+// counts below 2^24). Called by the whole workgroup.
+fn scan(lid: u32, v: f32) -> vec2<f32> {
+  scan_v[lid] = v;
+  workgroupBarrier();
+  if (lid < 16u) {
+    var s = 0.0;
+    for (var i = 0u; i < 16u; i++) { s += scan_v[lid * 16u + i]; }
+    scan_g[lid] = s;
+  }
+  workgroupBarrier();
+  var before = 0.0;
+  var total = 0.0;
+  for (var g = 0u; g < 16u; g++) {
+    let s = scan_g[g];
+    if (g < lid / 16u) { before += s; }
+    total += s;
+  }
+  for (var i = lid & ~15u; i < lid; i++) { before += scan_v[i]; }
+  workgroupBarrier();  // scan_v is written again by the next call
+  return vec2<f32>(before, total);
+}
+
+// The merge's entry e of chunks x nmax: chunk e / nmax, slot e % nmax.
+fn entry_word(e: u32, nmax: u32, which: u32) -> u32 {
+  let c = e / nmax;
+  let s = e % nmax;
+  if (s >= chunk_n[c]) { return NONE; }
+  return Cand[c * CSTRIDE + 2u + which * CAP + s];
+}
+
+// The radix key of one element in a select: mode 0, a chunk's own key (from `keys`); mode 1, a
+// merge candidate's key where it is at least `lo`; mode 2, a candidate whose key is `lo`, keyed
+// by its inverted index (the largest such keys are the lowest indices). 0: not counted.
+fn select_key(mode: u32, e: u32, nmax: u32, lo: u32) -> u32 {
+  let k = entry_word(e, nmax, 0u);
+  if (k == NONE) { return 0u; }
+  if (mode == 1u) { return select(0u, k, k >= lo); }
+  if (k != lo) { return 0u; }
+  return ~entry_word(e, nmax, 1u);
+}
+
+// The need-th largest nonzero key of a select (see select_key), or, where every key of the digit
+// it lies in is needed, that digit's smallest possible key (the same keys lie at or above it); 1
+// (every nonzero key) when fewer than need are nonzero. Called by the whole workgroup.
+fn radix_select(lid: u32, mode: u32, keys: ptr<function, array<u32, PER>>, n: u32, nmax: u32, lo: u32,
+                need0: u32) -> u32 {
+  var prefix = 0u;
+  var need = need0;
+  for (var digit = 0u; digit < 4u; digit++) {
+    let shift = 24u - 8u * digit;
+    let fixed = select(0u, 0xffffffffu << (32u - 8u * digit), digit > 0u);
+    atomicStore(&hist[lid], 0u);
+    workgroupBarrier();
+    if (mode == 0u) {
+      for (var j = 0u; j < PER; j++) {
+        let k = (*keys)[j];
+        if (k != 0u && (k & fixed) == prefix) { atomicAdd(&hist[(k >> shift) & 255u], 1u); }
+      }
+    } else {
+      for (var e = lid; e < n; e += WG) {
+        let k = select_key(mode, e, nmax, lo);
+        if (k != 0u && (k & fixed) == prefix) { atomicAdd(&hist[(k >> shift) & 255u], 1u); }
+      }
+    }
+    workgroupBarrier();
+    pick_bin(lid, need);
+    let bin = workgroupUniformLoad(&bin_sel);
+    if (bin == NONE) { return 1u; }  // only at the first digit
+    prefix |= bin << shift;
+    need = bin_need;
+    if (workgroupUniformLoad(&bin_all) == 1u) { break; }
+  }
+  return prefix;
+}
+
+fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
+  return ka > kb || (ka == kb && ia < ib);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let chunk = wgx_workgroup_index(wid, nwg);
+  if (lid == 0u) { flag_s = min(bitcast<u32>(max(bitcast<i32>(S[0]), 0)), CAP); }
+  let k = workgroupUniformLoad(&flag_s);
+  let greedy = k == 0u;
+  let inv_t = bitcast<f32>(S[1]);
+  let first = chunk * CHUNK + lid * PER;
+  var keys: array<u32, PER>;
+  for (var j = 0u; j < PER; j++) {
+    keys[j] = 0u;
+    if (first + j < params.vocab) {
+      let x = X[first + j];
+      keys[j] = key_of(select(x * inv_t, x, greedy), !greedy);
+    }
+  }
+  let base = chunk * CSTRIDE;
+  if (greedy) {
+    var bk = 0u;
+    var bi = NONE;
+    for (var j = 0u; j < PER; j++) {
+      if (keys[j] > bk) {
+        bk = keys[j];
+        bi = first + j;
+      }
+    }
+    red_k[lid] = bk;
+    red_i[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+      if (lid < s && better(red_k[lid + s], red_i[lid + s], red_k[lid], red_i[lid])) {
+        red_k[lid] = red_k[lid + s];
+        red_i[lid] = red_i[lid + s];
+      }
+      workgroupBarrier();
+    }
+    if (lid == 0u) {
+      Cand[base] = select(0u, 1u, red_k[0] != 0u);
+      Cand[base + 1u] = red_k[0];
+      Cand[base + 2u] = red_k[0];
+      Cand[base + 2u + CAP] = red_i[0];
+    }
+  } else {
+    let t = radix_select(lid, 0u, &keys, 0u, 1u, 0u, k);
+    var gt = 0u;
+    var eq = 0u;
+    for (var j = 0u; j < PER; j++) {
+      gt += select(0u, 1u, keys[j] > t);
+      eq += select(0u, 1u, keys[j] == t);
+    }
+    let sg = scan(lid, f32(gt));
+    let se = scan(lid, f32(eq));
+    var at_gt = u32(sg.x);
+    var at_eq = u32(sg.y) + u32(se.x);
+    for (var j = 0u; j < PER; j++) {
+      if (keys[j] > t) {
+        Cand[base + 2u + at_gt] = keys[j];
+        Cand[base + 2u + CAP + at_gt] = first + j;
+        at_gt++;
+      } else if (keys[j] == t && at_eq < CAP) {
+        Cand[base + 2u + at_eq] = keys[j];
+        Cand[base + 2u + CAP + at_eq] = first + j;
+        at_eq++;
+      }
+    }
+    if (lid == 0u) {
+      Cand[base] = min(u32(sg.y) + u32(se.y), CAP);
+      Cand[base + 1u] = t;
+    }
+  }
+
+  // Every workgroup counts itself once its candidates are written (the barrier); the one that
+  // brings the count to every workgroup's merges them.
+  storageBarrier();
+  if (lid == 0u) {
+    let done = atomicAdd(&Count[0], 1u) + 1u;
+    last_s = select(0u, 1u, done == params.chunks);
+    if (done == params.chunks) { atomicStore(&Count[0], 0u); }
+  }
+  if (workgroupUniformLoad(&last_s) == 0u) { return; }
+
+  let chunks = params.chunks;
+  if (greedy) {
+    var bk = 0u;
+    var bi = NONE;
+    for (var c = lid; c < chunks; c += WG) {
+      let kc = Cand[c * CSTRIDE + 2u];
+      let ic = Cand[c * CSTRIDE + 2u + CAP];
+      if (Cand[c * CSTRIDE] != 0u && better(kc, ic, bk, bi)) {
+        bk = kc;
+        bi = ic;
+      }
+    }
+    red_k[lid] = bk;
+    red_i[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+      if (lid < s && better(red_k[lid + s], red_i[lid + s], red_k[lid], red_i[lid])) {
+        red_k[lid] = red_k[lid + s];
+        red_i[lid] = red_i[lid + s];
+      }
+      workgroupBarrier();
+    }
+    if (lid == 0u) { Out[0] = select(NONE, red_i[0], red_k[0] != 0u); }
+    return;
+  }
+
+  // The largest chunk threshold (no key below it is among the k largest), the chunks' counts
+  // and the longest list.
+  if (lid < 5u) { atomicStore(&shared_u[lid], select(0u, NONE, lid == 3u)); }
+  chunk_n[lid] = 0u;
+  workgroupBarrier();
+  if (lid < chunks) {
+    chunk_n[lid] = Cand[lid * CSTRIDE];
+    atomicMax(&shared_u[0], Cand[lid * CSTRIDE + 1u]);
+    atomicMax(&shared_u[2], chunk_n[lid]);
+  }
+  workgroupBarrier();
+  let lo = atomicLoad(&shared_u[0]);
+  let nmax = max(atomicLoad(&shared_u[2]), 1u);
+  let n = chunks * nmax;
+  var unused: array<u32, PER>;
+  let t = radix_select(lid, 1u, &unused, n, nmax, lo, k);
+  // Keys above t (fewer than k), and those at t up to FCAP in all, the lowest indices first.
+  var gt = 0u;
+  var eq = 0u;
+  for (var e = lid; e < n; e += WG) {
+    let key = entry_word(e, nmax, 0u);
+    if (key != NONE) {
+      gt += select(0u, 1u, key > t);
+      eq += select(0u, 1u, key == t);
+    }
+  }
+  let ngt = u32(scan(lid, f32(gt)).y);
+  let neq = u32(scan(lid, f32(eq)).y);
+  if (lid == 0u) { flag_s = select(0u, 1u, ngt + neq > FCAP); }
+  var last_tie = NONE;  // ties with an index up to this are kept
+  if (workgroupUniformLoad(&flag_s) == 1u) { last_tie = ~radix_select(lid, 2u, &unused, n, nmax, t, FCAP - ngt); }
+  for (var e = lid; e < n; e += WG) {
+    let key = entry_word(e, nmax, 0u);
+    if (key != NONE && key >= t) {
+      let id = entry_word(e, nmax, 1u);
+      if (key > t || id <= last_tie) {
+        let at = atomicAdd(&shared_u[1], 1u);
+        red_k[at] = key;
+        red_i[at] = id;
+      }
+    }
+  }
+  workgroupBarrier();
+  let kept = atomicLoad(&shared_u[1]);
+  // Sorted by value, then index: each candidate's rank is how many come before it.
+  if (lid < kept) {
+    let mk = red_k[lid];
+    let mi = red_i[lid];
+    var rank = 0u;
+    for (var j = 0u; j < kept; j++) { rank += select(0u, 1u, better(red_k[j], red_i[j], mk, mi)); }
+    sorted_k[rank] = mk;
+    sorted_i[rank] = mi;
+  }
+  workgroupBarrier();
+  var w = 0.0;
+  if (lid < kept) { w = exp(value_of(sorted_k[lid]) - value_of(sorted_k[0])); }
+  let cum = scan(lid, w);  // weight before this one, total
+  let top_p = bitcast<f32>(S[2]);
+  let min_p = bitcast<f32>(S[3]);
+  // top-p keeps a token while the tokens before it hold less than top_p of the weight; min-p
+  // while its weight is at least min_p of the largest (1). Both keep a prefix.
+  let keep = lid < kept && (lid == 0u || cum.x < top_p * cum.y) && w >= min_p;
+  if (keep) { atomicMax(&shared_u[4], lid + 1u); }
+  workgroupBarrier();
+  let m = atomicLoad(&shared_u[4]);
+  if (lid + 1u == m) { kept_total = cum.x + w; }
+  workgroupBarrier();
+  let goal = uniform01(S[4], S[5], params.counter) * kept_total;
+  if (lid < m && cum.x + w > goal) { atomicMin(&shared_u[3], lid); }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let win = min(atomicLoad(&shared_u[3]), m - 1u);
+    Out[0] = select(NONE, sorted_i[win], kept > 0u);
+  }
+}

@@ -1,0 +1,213 @@
+// sample_token against the host's reference of the same algorithm (sample_reference.h): greedy
+// picks, draws over a grid of settings and positions (each the reference's token unless the draw
+// lies within rounding of a boundary, which skips it), ties at the top-k cut beyond the bounds,
+// fewer finite logits than k, nothing to pick, and the draws' frequencies over many positions.
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "runtime_test_util.h"
+#include "sample_reference.h"
+
+namespace wgx::runtime {
+namespace {
+
+using graph::DType;
+using graph::GraphBuilder;
+using ops::sampling::Words;
+using ops::sampling::testing::reference_draw;
+using testing::random_floats;
+using testing::shared_context;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// A program of one sample_token node over `vocab` logits.
+struct Sampler {
+  int64_t vocab;
+  std::unique_ptr<Program> prog;
+  explicit Sampler(int64_t v) : vocab(v) {
+    GraphBuilder b;
+    const auto logits = b.input("logits", DType::f32, {1, v});
+    const auto words = b.input("sampling", DType::i32, {8});
+    const auto pos = b.sym_value(b.sym("pos", 0, 1 << 20));
+    b.output("token", b.op1("sample_token", {logits, words, pos}, {}));
+    prog = std::make_unique<Program>(shared_context(), b.build(), b.weights());
+  }
+  void set(const std::vector<float>& logits, const Words& w) {
+    prog->set_input<float>("logits", logits, {1, vocab});
+    prog->set_input<int32_t>("sampling", w, {8});
+  }
+  int32_t draw(uint32_t pos) {
+    prog->set_sym("pos", pos);
+    prog->execute();
+    return static_cast<int32_t>(prog->read_f32("token").at(0));
+  }
+};
+
+// Logits shaped like a language model's: most tokens far down, a few near the top.
+std::vector<float> lm_logits(size_t n, uint32_t seed) {
+  std::vector<float> v = random_floats(n, seed, -6.f, 2.f);
+  const std::vector<float> lift = random_floats(n, seed + 1, 0.f, 1.f);
+  for (size_t i = 0; i < n; ++i) {
+    if (lift[i] < 0.01f) v[i] += 6.f * lift[i] * 100.f;  // ~1%: up to +6
+  }
+  return v;
+}
+
+Words words(int32_t k, float t, float p, float min_p, uint64_t seed) {
+  return ops::sampling::sampling_words(k, t, p, min_p, seed);
+}
+
+TEST(SampleToken, GreedyTakesTheFirstLargest) {
+  for (const int64_t vocab : {int64_t{37}, int64_t{9001}}) {
+    Sampler s(vocab);
+    EXPECT_EQ(s.prog->dispatches_per_execute(), 0u);
+    std::vector<float> v(static_cast<size_t>(vocab));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 13) - 6.f;  // the max, many times
+    std::vector<std::vector<float>> cases{v, v, v, v, v};
+    cases[1][5] = kNaN;  // skipped
+    cases[1][v.size() - 3] = 6.5f;
+    cases[2][v.size() / 2] = kInf;  // greedy may pick an infinity
+    for (float& x : cases[3]) x = -x;
+    cases[3][0] = -0.f;  // -0 and +0 tie
+    for (float& x : cases[4]) x = x == 6.f ? 0.f : x;
+    for (const auto& c : cases) {
+      s.set(c, ops::sampling::greedy_words());
+      EXPECT_EQ(s.draw(3), reference_draw(c, ops::sampling::greedy_words(), 3).token) << vocab;
+      EXPECT_EQ(s.prog->dispatches_per_execute(), 1u);
+    }
+    std::vector<float> nans(v.size(), kNaN);
+    s.set(nans, ops::sampling::greedy_words());
+    EXPECT_EQ(s.draw(0), -1) << "all NaN";
+  }
+}
+
+// A grid of settings, each over several positions, on vocabularies of one chunk, a few, and
+// Qwen3's. Every draw is the reference's unless it lies within rounding of a boundary.
+TEST(SampleToken, DrawsMatchTheReference) {
+  struct Setting {
+    int32_t k;
+    float t, p, min_p;
+  };
+  const std::vector<Setting> settings{{1, 1.f, 1.f, 0.f},      {5, 0.7f, 1.f, 0.f},   {40, 0.8f, 0.95f, 0.05f},
+                                      {40, 1.3f, 0.5f, 0.f},   {128, 1.f, 0.9f, 0.f}, {128, 2.f, 1.f, 0.3f},
+                                      {64, 0.25f, 0.99f, 0.01f}};
+  int checked = 0, skipped = 0;
+  for (const int64_t vocab : {int64_t{1000}, int64_t{9001}, int64_t{151936}}) {
+    Sampler s(vocab);
+    const std::vector<float> logits = lm_logits(static_cast<size_t>(vocab), static_cast<uint32_t>(vocab));
+    for (size_t i = 0; i < settings.size(); ++i) {
+      const Setting& g = settings[i];
+      const Words w = words(g.k, g.t, g.p, g.min_p, 1000 + i);
+      s.set(logits, w);
+      for (uint32_t pos : {0u, 1u, 17u, 4095u, 100000u}) {
+        const auto want = reference_draw(logits, w, pos);
+        const int32_t got = s.draw(pos);
+        if (want.margin < 1e-4) {
+          ++skipped;
+          continue;
+        }
+        ++checked;
+        EXPECT_EQ(got, want.token) << "vocab " << vocab << " k " << g.k << " t " << g.t << " p " << g.p << " min_p "
+                                   << g.min_p << " pos " << pos;
+      }
+    }
+  }
+  EXPECT_GE(checked, 9 * (checked + skipped) / 10) << skipped << " draws near a boundary";
+}
+
+// Many logits equal to the k-th largest: a chunk keeps its ties up to kMaxTopK and the draw up
+// to kMaxKept in all, the lowest indices first (the reference shows the bounds bite here).
+TEST(SampleToken, TiesAtTheCutKeepTheLowestIndices) {
+  const int64_t vocab = 9001;
+  Sampler s(vocab);
+  std::vector<float> v(static_cast<size_t>(vocab), 0.f);
+  for (size_t i = 0; i < v.size(); i += 997) v[i] = 1.f;  // 10 above the ties
+  for (size_t i = 3000; i < 3400; ++i) v[i] = 0.5f;       // ties past a chunk's bound
+  for (size_t i = 6500; i < 6800; ++i) v[i] = 0.5f;
+  const Words w = words(40, 1.f, 1.f, 0.f, 7);
+  const auto want = reference_draw(v, w, 0);
+  ASSERT_EQ(want.kept.size(), static_cast<size_t>(ops::sampling::kMaxKept));
+  ASSERT_LT(want.kept.size(), 10u + 700u);  // the bounds drop ties
+  s.set(v, w);
+  std::map<int32_t, int> seen;
+  for (uint32_t pos = 0; pos < 200; ++pos) {
+    const auto ref = reference_draw(v, w, pos);
+    if (ref.margin < 1e-4) continue;
+    const int32_t got = s.draw(pos);
+    ++seen[got];
+    EXPECT_EQ(got, ref.token) << pos;
+  }
+  EXPECT_GT(seen.size(), 50u);  // the draws spread over the ties
+}
+
+TEST(SampleToken, FewerFiniteLogitsThanKAndNothingToPick) {
+  const int64_t vocab = 5000;
+  Sampler s(vocab);
+  std::vector<float> v(static_cast<size_t>(vocab), -kInf);
+  v[10] = 1.f;
+  v[4321] = 1.5f;
+  v[2222] = kNaN;
+  v[77] = kInf;  // sampling skips infinities, as the host sampler does
+  const Words w = words(40, 0.9f, 1.f, 0.f, 3);
+  s.set(v, w);
+  std::map<int32_t, int> seen;
+  for (uint32_t pos = 0; pos < 40; ++pos) {
+    const int32_t got = s.draw(pos);
+    ++seen[got];
+    EXPECT_EQ(got, reference_draw(v, w, pos).token) << pos;
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  std::vector<float> none(static_cast<size_t>(vocab), kNaN);
+  none[9] = -kInf;
+  s.set(none, w);
+  EXPECT_EQ(s.draw(5), -1);
+}
+
+// Over many positions the draws follow the distribution (each token's count within 5 sigma of
+// its expectation): a random stream stuck or biased would not.
+TEST(SampleToken, DrawsFollowTheDistribution) {
+  const int64_t vocab = 300;
+  Sampler s(vocab);
+  std::vector<float> v = random_floats(static_cast<size_t>(vocab), 11, -1.f, 1.f);
+  const Words w = words(8, 0.5f, 1.f, 0.f, 12345);
+  s.set(v, w);
+  const auto ref = reference_draw(v, w, 0);
+  std::vector<double> p(ref.kept.size());
+  double total = 0;
+  for (size_t i = 0; i < p.size(); ++i) total += p[i] = std::exp(2.0 * v[static_cast<size_t>(ref.kept[i])]);
+  std::map<int32_t, int> count;
+  const int n = 1500;
+  for (int pos = 0; pos < n; ++pos) ++count[s.draw(static_cast<uint32_t>(pos))];
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double e = n * p[i] / total;
+    EXPECT_NEAR(count[ref.kept[i]], e, 5 * std::sqrt(e) + 1) << "token " << ref.kept[i];
+  }
+  EXPECT_EQ(count.size(), p.size());
+}
+
+// Words out of range: a negative top_k is greedy, one above the bound is the bound.
+TEST(SampleToken, TopKIsClampedToItsRange) {
+  const int64_t vocab = 3000;
+  Sampler s(vocab);
+  const std::vector<float> v = lm_logits(static_cast<size_t>(vocab), 5);
+  Words negative = words(-3, 1.f, 1.f, 0.f, 1);
+  s.set(v, negative);
+  EXPECT_EQ(s.draw(1), reference_draw(v, ops::sampling::greedy_words(), 1).token);
+  for (uint32_t pos = 0; pos < 20; ++pos) {
+    const Words big = words(100000, 3.f, 1.f, 0.f, pos);
+    s.set(v, big);
+    const auto ref = reference_draw(v, words(ops::sampling::kMaxTopK, 3.f, 1.f, 0.f, pos), pos);
+    if (ref.margin < 1e-4) continue;
+    EXPECT_EQ(s.draw(pos), ref.token) << pos;
+  }
+}
+
+}  // namespace
+}  // namespace wgx::runtime
