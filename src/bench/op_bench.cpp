@@ -8,6 +8,7 @@
 
 #include "graph/storage.h"
 #include "ops/quant/quantize.h"
+#include "ops/sampling/sample_params.h"
 #include "runtime/program.h"
 
 namespace wgx::bench {
@@ -152,6 +153,37 @@ OpCase mlp_q4_case(const Geometry& g, int64_t m) {
   const double mk = static_cast<double>(m) * k, mf = static_cast<double>(m) * f;
   c.bytes = q4_bytes(2 * f, k) + q4_bytes(k, f) + 4.0 * (4 * mk + k + mf);
   c.flops = 2.0 * static_cast<double>(m) * k * 3 * f;
+  return c;
+}
+
+// Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
+// drawing (wgx run's default sampling). The logits are uniform in [-1, 1]: many candidates near
+// the cut, more than a model's usually leave.
+OpCase pick_case(const Geometry& g, const char* how) {
+  OpCase c;
+  c.family = "sampling";
+  c.name = std::string(how) + " " + g.name + " vocab=" + std::to_string(g.vocab);
+  const int64_t v = g.vocab;
+  const bool argmax = std::string(how) == "argmax";
+  c.build = [v, argmax](GraphBuilder& b) {
+    auto logits = b.input("logits", DType::f32, {1, v});
+    if (argmax) {
+      b.output("token", b.op1("argmax", {logits}, {{"dim", -1}, {"keepdim", true}}));
+      return;
+    }
+    auto words = b.input("sampling", DType::i32, {8});
+    b.output("token", b.op1("sample_token", {logits, words, b.sym_value(b.sym("pos", 0, 1 << 20))}));
+  };
+  if (!argmax) {
+    const ops::sampling::Words w = std::string(how) == "sample_token.greedy"
+                                       ? ops::sampling::greedy_words()
+                                       : ops::sampling::sampling_words(40, 0.8f, 0.95f, 0.05f, 1);
+    std::vector<uint8_t> bytes(sizeof w);
+    std::memcpy(bytes.data(), w.data(), sizeof w);
+    c.inputs = {{"sampling", bytes}};
+    c.syms = {{"pos", 100}};
+  }
+  c.bytes = 4.0 * static_cast<double>(v);
   return c;
 }
 
@@ -365,6 +397,7 @@ std::vector<OpCase> model_cases() {
       cases.push_back(sdpa_case(g, s, s, nullptr));
       cases.push_back(sdpa_case(g, s, s, "32"));
     }
+    for (const char* how : {"argmax", "sample_token.greedy", "sample_token.drawn"}) cases.push_back(pick_case(g, how));
   }
   return cases;
 }
@@ -383,7 +416,9 @@ OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations, int warmup
   std::mt19937 rng(7);
   for (const graph::NamedValue& in : g.inputs) {
     std::vector<int64_t> shape = graph::max_shape(g.type(in.value).shape, g.syms);
-    prog.set_input(in.name, random_bytes_for(g.type(in.value), shape, rng), shape);
+    const auto given = std::find_if(c.inputs.begin(), c.inputs.end(), [&](const auto& i) { return i.first == in.name; });
+    prog.set_input(in.name, given != c.inputs.end() ? given->second : random_bytes_for(g.type(in.value), shape, rng),
+                   shape);
   }
   prog.execute();  // warm-up: first-use costs stay out of the numbers
   // and the clocks up: a GPU left idle while the case's weights upload (the H200 drops to a

@@ -18,6 +18,8 @@ struct OpCase {
   // Builds the graph (inputs get random data) and sets SymInts through `syms`.
   std::function<void(graph::GraphBuilder&)> build;
   std::vector<std::pair<std::string, int64_t>> syms;  // SymInt values for the run
+  // Inputs given these bytes (their max shape) instead of random data.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;
   double bytes = 0;    // the fewest bytes the op must move (each input read once, output written)
   double flops = 0;
   runtime::RuntimeOptions options;

@@ -4,8 +4,8 @@
 // decode token, host CPU time per decode token, the device memory and, with --profile, GPU time
 // per op, route and kernel.
 //
-// Decoding is pipelined by default: the graph's "next_token" (argmax on the device) feeds the
-// next step on the device, and up to --in-flight steps are submitted before the host waits for
+// Decoding is pipelined by default: the graph's "next_token" (the device's pick, greedy unless
+// --sample) feeds the next step on the device, and up to --in-flight steps are submitted before the host waits for
 // the oldest one's token (read back asynchronously). --sync times the synchronous loop instead:
 // each step's logits read back and the argmax taken on the host (the next step recorded
 // meanwhile: Program::prepare), then the next step submitted.
@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/llm_common.h"
 #include "llm/sampler.h"
+#include "ops/sampling/sample_params.h"
 
 namespace wgx::cli {
 
@@ -41,13 +42,13 @@ measured run for --warmup milliseconds: a GPU that idled while the model loaded 
 fraction of its clocks until its load has lasted a while (an H200 takes ~0.2 s to reach them),
 which a short timed run would otherwise count.
 
-Decoding is pipelined: the argmax runs on the device, each step feeds its token to the next on
-the device, and up to --in-flight steps are submitted before the host waits for the oldest
-token, which it reads back asynchronously (one submit per token, or per --steps-per-submit).
---sync times the synchronous loop instead (the logits copied out with the step, the next step
-recorded while it runs, the host waiting for the logits, the argmax on the host: as sampled
-decoding runs), for comparison. Models without a "next_token" output (.wgx files converted
-before it existed) decode synchronously.
+Decoding is pipelined: the token is picked on the device (the argmax, or with --sample a
+draw), each step feeds its token to the next on the device, and up to --in-flight steps are
+submitted before the host waits for the oldest token, which it reads back asynchronously (one
+submit per token, or per --steps-per-submit). --sync times the synchronous loop instead (the
+logits copied out with the step, the next step recorded while it runs, the host waiting for the
+logits, the token picked on the host: as host sampling runs), for comparison. Models without a
+"next_token" output (.wgx files converted before it existed) decode synchronously.
 
   --synthetic NAME        instead of --model: random weights at a real geometry, built in
                           process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
@@ -62,9 +63,10 @@ before it existed) decode synchronously.
                           The prompt fills positions N-p..N-1 and the cache below it stays
                           empty: decoding deep in a long context without prefilling it
   --sync                  decode synchronously (see above)
-  --sample                decode synchronously, each token drawn by the host sampler with wgx
-                          run's default sampling (temperature 0.8, top-k 40, top-p 0.95, min-p
-                          0.05; seed 1): what sampled generation costs
+  --sample                each token drawn with wgx run's default sampling (temperature 0.8,
+                          top-k 40, top-p 0.95, min-p 0.05; seed 1): on the device, pipelined,
+                          where the model has the "sampling" input; with --sync (or without
+                          that input) by the host sampler, synchronously
   --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 6)
   --steps-per-submit K    pipelined decode steps recorded into one submit, 1 to --in-flight
                           (default 3, or --in-flight where that is less)
@@ -283,10 +285,28 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   return t;
 }
 
-Timing run(runtime::Program& p, const BenchArgs& a, bool pipelined, std::span<const int32_t> prompt, int64_t start,
-           int64_t decode, int64_t chunk) {
+// `drawn`: the pipelined steps draw their tokens on the device with --sample's settings (the
+// model's "sampling" input), else the device's pick is greedy.
+Timing run(const LoadedModel& m, const BenchArgs& a, bool pipelined, bool drawn, std::span<const int32_t> prompt,
+           int64_t start, int64_t decode, int64_t chunk) {
+  runtime::Program& p = *m.program;
+  if (m.limits.device_sampling) {
+    const llm::SamplingOptions so = a.sampling().value_or(llm::SamplingOptions{});
+    const ops::sampling::Words w =
+        drawn ? ops::sampling::sampling_words(so.top_k, so.temperature, so.top_p, so.min_p, so.seed)
+              : ops::sampling::greedy_words();
+    p.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
+  }
   return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit)
-                   : run_sync(p, prompt, start, decode, chunk, a.sampling());
+                   : run_sync(p, prompt, start, decode, chunk, drawn ? std::nullopt : a.sampling());
+}
+
+std::string sampling_text(const char* where, const llm::SamplingOptions& so) {
+  char text[192];
+  std::snprintf(text, sizeof text, "%s: temperature %g, top-k %d, top-p %g, min-p %g, seed %llu", where,
+                static_cast<double>(so.temperature), so.top_k, static_cast<double>(so.top_p),
+                static_cast<double>(so.min_p), static_cast<unsigned long long>(so.seed));
+  return text;
 }
 
 std::vector<int32_t> make_prompt(const LoadedModel& m, const BenchArgs& a) {
@@ -391,7 +411,6 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       a.sync = true;
     } else if (args.take("--sample")) {
       a.sample = true;
-      a.sync = true;
     } else if (args.take("--in-flight")) {
       a.in_flight =
           parse_int("--in-flight", args.value(), 1, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
@@ -468,26 +487,29 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   check_context(a, m.limits.max_seq);
   const std::vector<int32_t> prompt = make_prompt(m, a);
   const int64_t start = a.start();
-  const bool pipelined = !a.sync && m.limits.next_token;
+  // --sample pipelines where the device can draw (the model's "sampling" input), else the host
+  // samples, synchronously.
+  const bool drawn = a.sample && !a.sync && m.limits.device_sampling;
+  const bool pipelined = !a.sync && m.limits.next_token && (!a.sample || drawn);
   // Warm-up: first-use costs, then the clocks (see the usage).
-  run(*m.program, a, pipelined, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);
+  run(m, a, pipelined, drawn, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);
   int warmups = 0;
   for (const auto w0 = std::chrono::steady_clock::now();
        std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(a.warmup_ms); ++warmups) {
-    run(*m.program, a, pipelined, prompt, start, a.new_tokens, m.limits.max_prefill);
+    run(m, a, pipelined, drawn, prompt, start, a.new_tokens, m.limits.max_prefill);
   }
-  Timing t = run(*m.program, a, pipelined, prompt, start, a.new_tokens, m.limits.max_prefill);
+  Timing t = run(m, a, pipelined, drawn, prompt, start, a.new_tokens, m.limits.max_prefill);
   // One prefill varies by 2x between runs (GPU clocks): report the median of several, each on a
   // reset cache, with the fastest beside it.
   std::vector<double> prefills{t.prefill_s};
   for (int64_t i = 1; i < a.prefill_runs; ++i) {
-    prefills.push_back(run(*m.program, a, pipelined, prompt, start, 0, m.limits.max_prefill).prefill_s);
+    prefills.push_back(run(m, a, pipelined, drawn, prompt, start, 0, m.limits.max_prefill).prefill_s);
   }
   std::sort(prefills.begin(), prefills.end());
   t.prefill_s = prefills[prefills.size() / 2];
   const double fastest_prefill_s = prefills.front();
   const double submits_per_step = pipelined ? 1.0 / static_cast<double>(a.steps_per_submit) : kSubmitsPerSyncStep;
-  const char* mode = pipelined ? "pipelined" : a.sample ? "sampled" : "sync";
+  const char* mode = drawn ? "pipelined_sampled" : pipelined ? "pipelined" : a.sample ? "sampled" : "sync";
   const runtime::MemoryReport mem = m.program->memory();
   const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
   std::optional<std::pair<StepProfile, StepProfile>> profile;
@@ -577,9 +599,10 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   std::printf("warm-up      %d untimed run%s of the same shape first (--warmup %lld ms)\n", warmups,
               warmups == 1 ? "" : "s", static_cast<long long>(a.warmup_ms));
   if (pipelined) {
-    std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight, %lld a submit)\n",
+    std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight, %lld a submit%s)\n",
                 tokens_at(n, start).c_str(), t.decode_s, rate(decode_tok_s).c_str(),
-                static_cast<long long>(a.in_flight), static_cast<long long>(a.steps_per_submit));
+                static_cast<long long>(a.in_flight), static_cast<long long>(a.steps_per_submit),
+                drawn ? sampling_text(", drawn on the device", *a.sampling()).c_str() : "");
     if (a.steps_per_submit == 1) {
       std::printf("per token    %zu dispatches, 1 submit (the step's command buffer, with the token's copies)\n",
                   t.decode_dispatches);
@@ -590,13 +613,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
     }
   } else {
     std::string how = a.sync ? "" : ": the model has no next_token output";
-    if (const auto so = a.sampling()) {
-      char text[160];
-      std::snprintf(text, sizeof text, ", sampled on the host: temperature %g, top-k %d, top-p %g, min-p %g, seed %llu",
-                    static_cast<double>(so->temperature), so->top_k, static_cast<double>(so->top_p),
-                    static_cast<double>(so->min_p), static_cast<unsigned long long>(so->seed));
-      how = text;
-    }
+    if (const auto so = a.sampling()) how = sampling_text(", sampled on the host", *so);
     std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), t.decode_s,
                 rate(decode_tok_s).c_str(), how.c_str());
     std::printf("per token    %zu dispatches, %d submit (the step's command buffer, with the logits' copy; the "

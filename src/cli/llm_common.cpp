@@ -31,7 +31,8 @@ const char* const kSamplingOptionsHelp = R"(sampling (applied in this order, as 
   --top-p P             keep the most likely tokens up to probability P (default 0.95; 1: off)
   --min-p P             drop tokens below P times the most likely one's probability
                         (default 0.05; 0: off)
-  --seed S              random seed (default: a random one, shown with the statistics)
+  --seed S              random seed (default: a random one, shown with the statistics); the
+                        device's draws and the host sampler's are different streams
 )";
 
 int64_t parse_int(const std::string& option, const std::string& text, int64_t min, int64_t max) {
@@ -270,7 +271,8 @@ std::string stats_line(const llm::GenerationStats& s, llm::StopReason stop) {
                 "prompt %lld tokens, %.1f tok/s | generated %lld tokens, %.1f tok/s%s | first token %.3f s | stop: %s",
                 static_cast<long long>(s.prompt_tokens), s.prefill_tokens_per_second(),
                 static_cast<long long>(s.generated_tokens), s.decode_tokens_per_second(),
-                s.pipelined ? " (pipelined)" : "", s.first_token_seconds, llm::stop_reason_name(stop));
+                s.drawn_on_device ? " (pipelined, drawn on the device)" : s.pipelined ? " (pipelined)" : "",
+                s.first_token_seconds, llm::stop_reason_name(stop));
   return line;
 }
 

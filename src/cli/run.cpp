@@ -27,11 +27,14 @@ Generates a continuation of PROMPT, streamed to stdout; statistics go to stderr.
   --system S            system prompt (implies --chat)
   --no-think            Qwen3: answer without thinking first (implies --chat)
   --stop S              stop once the text contains S, which is not printed (repeatable)
-  --in-flight N         greedy decoding (--temp 0, no --repeat-penalty) keeps up to N steps on
-                        the device, the next token picked there (default 6; 0: one step at a
-                        time, the token picked on the host)
+  --in-flight N         decoding keeps up to N steps on the device, each token picked there
+                        (default 6; 0: one step at a time, the token picked on the host): greedy
+                        (--temp 0), or drawn with --top-k 1 to 128; --repeat-penalty, --top-k 0
+                        or above 128 and --host-sampling pick on the host, one step at a time
   --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 3,
                         or --in-flight where that is less)
+  --host-sampling       draw tokens with the host's sampler (its own random stream) instead of
+                        the device's
 
 )";
 
@@ -46,9 +49,11 @@ only the new message. Lines starting with / are commands:
   --system S            system prompt
   --no-think            Qwen3: reply without thinking first
   -n, --max-tokens N    tokens per reply at most (default 1024)
-  --in-flight N         greedy decoding steps kept on the device (default 6; 0: one at a time)
+  --in-flight N         decoding steps kept on the device, each token picked there (default
+                        6; 0: one at a time; see wgx run --help for the settings it takes)
   --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 3,
                         or --in-flight where that is less)
+  --host-sampling       draw tokens with the host's sampler instead of the device's
 
 )";
 
@@ -102,6 +107,8 @@ bool take_decode_option(ArgWalker& args, llm::GenerationOptions& options, bool& 
   } else if (args.take("--steps-per-submit")) {
     options.decode_steps_per_submit = parse_int("--steps-per-submit", args.value(), 1, kMost);
     steps_given = true;
+  } else if (args.take("--host-sampling")) {
+    options.sample_on_device = false;
   } else {
     return false;
   }

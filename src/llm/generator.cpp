@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "llm/stop_strings.h"
+#include "ops/sampling/sample_params.h"
 
 namespace wgx::llm {
 
@@ -47,6 +48,13 @@ ModelLimits model_limits(const graph::Graph& graph) {
       missing("output \"next_token\" of type i32 [1, 1] (it has " + graph::to_string(t, &graph.syms) + ")");
     }
     limits.next_token = true;
+  }
+  if (const graph::NamedValue* words = find_named(graph.inputs, "sampling")) {
+    const graph::TensorType& t = graph.type(words->value);
+    if (t.dtype != graph::DType::i32 || t.shape.size() != 1 || !t.shape[0].is_const(8)) {
+      missing("input \"sampling\" of type i32 [8] (it has " + graph::to_string(t, &graph.syms) + ")");
+    }
+    limits.device_sampling = limits.next_token;
   }
   return limits;
 }
@@ -169,10 +177,21 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   stats.prompt_tokens = static_cast<int64_t>(pending.size());
   const int64_t chunk =
       options.prefill_chunk > 0 ? std::min(options.prefill_chunk, limits_.max_prefill) : limits_.max_prefill;
+  const SamplingOptions& so = options.sampling;
+  const bool drawn = !so.greedy() && limits_.device_sampling && options.sample_on_device && so.top_k >= 1 &&
+                     so.top_k <= ops::sampling::kMaxTopK;
   const bool pipelined = options.max_new_tokens > 0 && options.decode_in_flight > 0 && limits_.next_token &&
-                         options.sampling.greedy() && options.sampling.repetition_penalty == 1.0f;
+                         (so.greedy() || drawn) && so.repetition_penalty == 1.0f;
+  // The device's pick follows these words (greedy where the host samples: the cheapest).
+  if (limits_.device_sampling) {
+    const ops::sampling::Words w =
+        pipelined && drawn ? ops::sampling::sampling_words(so.top_k, so.temperature, so.top_p, so.min_p, so.seed)
+                           : ops::sampling::greedy_words();
+    program_.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
+  }
 
   stats.pipelined = pipelined;
+  stats.drawn_on_device = pipelined && drawn;
   tokenizer::StreamDecoder stream(tokenizer_, options.skip_special);
   StopMatcher stops(options.stop_strings);
   Clock::time_point first_token;
@@ -249,7 +268,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
       if (result.tokens.empty()) stats.prefill_seconds = seconds_since(start);
       if (token < 0 || token >= limits_.vocab) {
         throw std::runtime_error("the model's next_token is " + std::to_string(token) +
-                                 ", outside the vocabulary: were all logits NaN?");
+                                 ", outside the vocabulary: were all logits NaN (or, sampling, infinite)?");
       }
       go_on = accept(token);
       if (go_on) ++fed_;  // fed by the step already submitted (or about to be)

@@ -14,14 +14,16 @@
 // cache persists between calls: the next generate() continues the same sequence (multi-turn
 // chat feeds only the new turn), until reset().
 //
-// Greedy decoding is pipelined where the model allows it (a "next_token" output, models/model.h):
-// the argmax runs on the device, each step feeds the next on the device (Program::feed_from), and
-// the host keeps up to GenerationOptions::decode_in_flight steps submitted
-// (decode_steps_per_submit of them a submit), collecting each token asynchronously while later
-// steps run. Steps submitted past the end (an eos, a stop string, a cancel) are discarded: they
-// wrote only cache rows past the context, which the next generate() overwrites before anything
-// reads them. Tokens, text, callbacks, stop reasons and the
-// context are exactly those of the synchronous path.
+// Decoding is pipelined where the model and the settings allow it (a "next_token" output,
+// models/model.h; GenerationOptions::decode_in_flight says when): the token is picked on the
+// device (greedy, or drawn: sample_token), each step feeds the next on the device
+// (Program::feed_from), and the host keeps up to GenerationOptions::decode_in_flight steps
+// submitted (decode_steps_per_submit of them a submit), collecting each token asynchronously
+// while later steps run. Steps submitted past the end (an eos, a stop string, a cancel) are
+// discarded: they wrote only cache rows past the context, which the next generate() overwrites
+// before anything reads them. Text, callbacks, stop reasons and the context follow the tokens
+// exactly as on the synchronous path; greedy tokens are the same, drawn ones come from the
+// device's random stream (a hash of the seed and the position) instead of the host's.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +45,15 @@ struct ModelLimits {
   int64_t max_seq = 0;      // tokens the KV cache holds
   int64_t max_prefill = 0;  // tokens one step may feed
   int64_t vocab = 0;        // logits per token (embedding rows)
-  bool next_token = false;  // the graph's greedy pick: output "next_token", i32 [1, 1]
+  bool next_token = false;  // the graph's pick on the device: output "next_token", i32 [1, 1]
+  // next_token follows the input "sampling" (i32 [8], ops/sampling/sample_params.h): greedy or
+  // drawn on the device. Without it (.wgx files converted before it existed) next_token is the
+  // argmax.
+  bool device_sampling = false;
 };
 // Read from the graph: the "tokens" input's length range, the "input_pos" sym's range and the
-// "logits" output; and whether "next_token" is there (an output of that name of another type is
-// an error). Throws std::invalid_argument naming what is missing.
+// "logits" output; and whether "next_token" and "sampling" are there (a value of either name of
+// another type is an error). Throws std::invalid_argument naming what is missing.
 ModelLimits model_limits(const graph::Graph& graph);
 
 // The prompt and the tokens asked for do not fit in what is left of the context.
@@ -63,10 +69,16 @@ struct GenerationOptions {
   std::vector<std::string> stop_strings;  // end the reply when the text holds one; cut before it
   bool skip_special = false;              // leave special tokens out of the text
   int64_t prefill_chunk = 0;              // tokens per prefill step; 0: the model's max_prefill
-  // Steps kept on the device at once when decoding is greedy (temperature <= 0, no repetition
-  // penalty) and the model has "next_token"; 0 decodes synchronously (the logits read back and
-  // the argmax taken on the host). The tokens are the same either way.
+  // Steps kept on the device at once where the device picks the tokens: greedy decoding
+  // (temperature <= 0) with the model's "next_token", or sampling where the model has
+  // "sampling" (ModelLimits::device_sampling), top_k is 1 to ops::sampling::kMaxTopK and
+  // sample_on_device holds; either without a repetition penalty. 0 decodes synchronously (the
+  // logits read back, the token picked on the host). Greedy tokens are the same either way;
+  // sampled ones come from another random stream (the same distribution).
   int64_t decode_in_flight = 6;
+  // Draw sampled tokens on the device where the settings allow it (see decode_in_flight); false
+  // keeps the host sampler (any top_k, the host's random stream).
+  bool sample_on_device = true;
   // Pipelined steps recorded into one submit (Program::execute_steps), at least 1 (more than
   // decode_in_flight takes decode_in_flight): a new group is submitted once that many of the
   // steps in flight have been collected. Three a submit, six in flight measured ~1% faster than
@@ -85,6 +97,7 @@ struct GenerationStats {
   double first_token_seconds = 0;  // from the call until the first token is sampled
   double decode_seconds = 0;       // from the first token until the last
   bool pipelined = false;          // tokens picked on the device, steps kept in flight
+  bool drawn_on_device = false;    // pipelined and sampled (not greedy)
   double prefill_tokens_per_second() const;
   // Tokens fed one at a time (every generated token but the first) per second.
   double decode_tokens_per_second() const;

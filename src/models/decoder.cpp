@@ -103,11 +103,13 @@ class Decoder {
     }
     if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
     b_.output("logits", logits);
-    // Greedy decoding's next token on the device: shaped like a one-token "tokens" input, so a
-    // step can feed the next without the host (runtime::Program::feed_from).
+    // The next token picked on the device (greedy, or drawn as the "sampling" words say): shaped
+    // like a one-token "tokens" input, so a step can feed the next without the host
+    // (runtime::Program::feed_from).
     ValueId last = logits;
     if (o_.all_logits) last = b_.op1("select", {logits}, {{"dim", 1}, {"index", -1}}, "next_token.last");
-    b_.output("next_token", b_.op1("argmax", {last}, {{"dim", -1}, {"keepdim", true}}, "next_token"));
+    const ValueId sampling = b_.input("sampling", DType::i32, {8});
+    b_.output("next_token", b_.op1("sample_token", {last, sampling, pos_}, {}, "next_token"));
 
     BuiltModel m;
     m.config = c_;

@@ -2,11 +2,15 @@
 // graph + weights the builders emit for the runtime. One graph serves prefill and decode:
 //
 //   inputs   "tokens"     i32 [1, seq]              seq: SymInt in [1, max_prefill]
+//            "sampling"   i32 [8]                   how next_token is picked: the words of
+//                                                   ops/sampling/sample_params.h (all 0: greedy)
 //   syms     "input_pos"  position of tokens[0]     in [0, max_seq - 1]
 //   outputs  "logits"     f32 [1, vocab]            the last token's (or [1, seq, vocab] with
 //                                                   LoadOptions::all_logits, for parity tests)
-//            "next_token" i32 [1, 1]                argmax of the last token's logits (first
-//                                                   index on ties): greedy decoding on the device
+//            "next_token" i32 [1, 1]                the last token's logits' pick on the device
+//                                                   (sample_token): greedy (the first largest),
+//                                                   or drawn after top-k, top-p and min-p with
+//                                                   a random number from the seed and input_pos
 //   state    "layers.<i>.k_cache", "layers.<i>.v_cache"  [1, kv_heads, max_seq, head_dim]
 //
 // A step feeds only the new tokens and input_pos; the KV cache persists in the graph.

@@ -3,13 +3,17 @@
 // reasons and context, including a stop in the middle with steps already submitted past it, the
 // last token exactly at the end of the context, and a next turn that continues the KV cache.
 // Checked on the toy model, on the demo model (models/demo) and on a synthetic one; and the
-// device's argmax against the host's llm::argmax, ties and NaNs included.
+// device's argmax against the host's llm::argmax, ties and NaNs included. Sampled decoding drawn
+// on the device (sample_token): every token the reference draw of its step's logits, the same
+// tokens at every depth and across turns, and the settings the device cannot draw left to the
+// host.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "gpu/context.h"
 #include "graph/builder.h"
@@ -17,6 +21,8 @@
 #include "llm/sampler.h"
 #include "models/model.h"
 #include "models/synthetic.h"
+#include "ops/sampling/sample_params.h"
+#include "ops/sampling/tests/sample_reference.h"
 #include "toy_model.h"
 
 namespace wgx::llm {
@@ -368,6 +374,139 @@ TEST(PipelinedSynthetic, GivesExactlyTheSynchronousTokens) {
   for (int i = 0; i < 13; ++i) prompt.push_back(static_cast<int32_t>(rng.next() % 512));
   for (int i = 0; i < 5; ++i) next.push_back(static_cast<int32_t>(rng.next() % 512));
   check_model(g, prompt, next, "synthetic demo-tiny", kDefaultDepth);
+}
+
+// ---- Sampling on the device ----------------------------------------------------------------------
+
+GenerationOptions drawn(int64_t n, uint64_t seed) {
+  GenerationOptions o;
+  o.max_new_tokens = n;
+  o.sampling.temperature = 0.9f;
+  o.sampling.top_k = 40;
+  o.sampling.top_p = 0.95f;
+  o.sampling.min_p = 0.02f;
+  o.sampling.seed = seed;
+  return o;
+}
+
+ops::sampling::Words words_of(const SamplingOptions& s) {
+  return ops::sampling::sampling_words(s.top_k, s.temperature, s.top_p, s.min_p, s.seed);
+}
+
+class DeviceSampling : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    test::ToyModel model = test::toy_model(false, true, true);
+    limits_ = model_limits(model.graph);
+    program_ = std::make_unique<runtime::Program>(context(), std::move(model.graph), model.weights);
+  }
+  static void TearDownTestSuite() { program_.reset(); }
+  Generator make() { return Generator(*program_, test::toy_tokenizer(), limits_); }
+  static std::vector<int32_t> encode(const std::string& text) { return test::toy_tokenizer().encode(text); }
+
+  static inline std::unique_ptr<runtime::Program> program_;
+  static inline ModelLimits limits_;
+};
+
+// The generated tokens replayed one step at a time: each must be the reference's draw from that
+// step's logits with the step's input_pos as the random stream's index (unless the draw lies
+// within rounding of a boundary).
+TEST_F(DeviceSampling, EveryTokenIsTheReferenceDrawOfItsStepsLogits) {
+  ASSERT_TRUE(limits_.device_sampling);
+  Generator g = make();
+  const std::vector<int32_t> prompt = encode("On device");  // one prefill step
+  const GenerationOptions o = drawn(40, 5);
+  const GenerationResult r = g.generate(prompt, o);
+  ASSERT_TRUE(r.stats.pipelined);
+  ASSERT_TRUE(r.stats.drawn_on_device);
+  ASSERT_EQ(r.tokens.size(), 40u);
+  runtime::Program& p = *program_;
+  p.reset_state();
+  const ops::sampling::Words w = words_of(o.sampling);
+  p.set_input<int32_t>("sampling", w, {8});
+  int checked = 0;
+  std::vector<int32_t> feed = prompt;
+  int64_t pos = 0;
+  for (const int32_t token : r.tokens) {
+    p.set_input<int32_t>("tokens", feed, {1, static_cast<int64_t>(feed.size())});
+    p.set_sym("input_pos", pos);
+    p.execute();
+    const std::vector<float> logits = p.read_f32("logits");
+    const auto want = ops::sampling::testing::reference_draw(logits, w, static_cast<uint32_t>(pos));
+    if (want.margin >= 1e-4) {
+      ++checked;
+      EXPECT_EQ(token, want.token) << "position " << pos;
+    }
+    pos += static_cast<int64_t>(feed.size());
+    feed = {token};
+  }
+  EXPECT_GE(checked, 36);
+  std::set<int32_t> distinct(r.tokens.begin(), r.tokens.end());
+  EXPECT_GT(distinct.size(), 5u);  // drawn, not a greedy run
+}
+
+// A draw depends only on the logits, the settings and the position: every depth gives the same
+// tokens, stops and context, over turns with an eos, a stop string and a cancel.
+TEST_F(DeviceSampling, TheTokensAreTheSameAtEveryDepthAndAcrossTurns) {
+  Generator g = make();
+  const auto prompt = encode("Hello world");
+  const auto next = encode(" and again?");
+  const Outcome free_run = run(g, prompt, drawn(20, 9), {1, 1});
+  GenerationOptions eos = drawn(20, 9);
+  eos.eos_ids = {novel_token(free_run.result.tokens)};
+  GenerationOptions stop = drawn(20, 10);
+  if (free_run.result.text.size() > 8) stop.stop_strings = {free_run.result.text.substr(6, 2)};
+  const std::vector<Turn> turns{{prompt, eos}, {next, drawn(8, 11)}, {prompt, stop}, {next, drawn(20, 12), 5}};
+  const std::vector<Outcome> base = converse(g, turns, {1, 1});
+  for (const Depth& depth : {Depth{3, 1}, Depth{kMost, 3}, Depth{2, 2}}) {
+    const std::vector<Outcome> got = converse(g, turns, depth);
+    for (size_t i = 0; i < turns.size(); ++i) {
+      expect_same(got[i], base[i], "turn " + std::to_string(i) + ", " + depth.text());
+      EXPECT_TRUE(got[i].result.stats.drawn_on_device);
+    }
+  }
+  EXPECT_EQ(base[0].result.stop, StopReason::Eos);
+  EXPECT_EQ(base[3].result.stop, StopReason::Cancelled);
+}
+
+TEST_F(DeviceSampling, SeedsGiveTheirOwnStreams) {
+  Generator g = make();
+  const auto prompt = encode("Seeds");
+  const auto first = run(g, prompt, drawn(24, 21), {3, 1}).result.tokens;
+  g.reset();
+  EXPECT_EQ(run(g, prompt, drawn(24, 21), {3, 1}).result.tokens, first);
+  g.reset();
+  EXPECT_NE(run(g, prompt, drawn(24, 22), {3, 1}).result.tokens, first);
+}
+
+// top_k off or above the bound, a repetition penalty, or sample_on_device false: the host
+// samples, one step at a time, exactly as it does synchronously. Greedy after a drawn run is the
+// argmax again (the words are set every call: a stale draw would show).
+TEST_F(DeviceSampling, SettingsTheDeviceCannotDrawStayOnTheHost) {
+  Generator g = make();
+  const auto prompt = encode("Host");
+  GenerationOptions off = drawn(12, 3), big = drawn(12, 3), penalty = drawn(12, 3), host = drawn(12, 3);
+  off.sampling.top_k = 0;
+  big.sampling.top_k = ops::sampling::kMaxTopK + 1;
+  penalty.sampling.repetition_penalty = 1.2f;
+  host.sample_on_device = false;
+  for (const GenerationOptions& o : {off, big, penalty, host}) {
+    g.reset();
+    const Outcome a = run(g, prompt, o, {3, 1});
+    EXPECT_FALSE(a.result.stats.pipelined);
+    g.reset();
+    expect_same(a, run(g, prompt, o, {0, 1}), "on the host");
+  }
+  g.reset();
+  const Outcome sampled = run(g, prompt, drawn(12, 3), {3, 1});
+  EXPECT_TRUE(sampled.result.stats.drawn_on_device);
+  g.reset();
+  const Outcome greedy_run = run(g, prompt, greedy(12), {3, 1});
+  EXPECT_TRUE(greedy_run.result.stats.pipelined);
+  EXPECT_FALSE(greedy_run.result.stats.drawn_on_device);
+  g.reset();
+  expect_same(greedy_run, run(g, prompt, greedy(12), {0, 1}), "greedy after drawn");
+  EXPECT_NE(greedy_run.result.tokens, sampled.result.tokens);
 }
 
 }  // namespace

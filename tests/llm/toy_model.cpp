@@ -38,7 +38,7 @@ std::string byte_level(int byte) {
 
 }  // namespace
 
-ToyModel toy_model(bool all_logits, bool next_token) {
+ToyModel toy_model(bool all_logits, bool next_token, bool device_sampling) {
   graph::GraphBuilder b;
   const graph::SymId seq = b.sym("seq_len", 1, toy::kMaxPrefill);
   const graph::ValueId pos = b.sym_value(b.sym("input_pos", 0, toy::kMaxSeq - 1));
@@ -76,7 +76,11 @@ ToyModel toy_model(bool all_logits, bool next_token) {
   b.output("logits", logits);
   if (next_token) {
     const graph::ValueId row = all_logits ? b.op1("select", {logits}, {{"dim", 1}, {"index", -1}}) : logits;
-    b.output("next_token", b.op1("argmax", {row}, {{"dim", -1}, {"keepdim", true}}));
+    if (device_sampling) {
+      b.output("next_token", b.op1("sample_token", {row, b.input("sampling", DType::i32, {8}), pos}));
+    } else {
+      b.output("next_token", b.op1("argmax", {row}, {{"dim", -1}, {"keepdim", true}}));
+    }
   }
   return {b.build(), b.weights()};
 }

@@ -32,7 +32,9 @@ struct ToyModel {
 // all_logits: "logits" is [1, seq, vocab], every position's (LoadOptions::all_logits).
 // next_token: also the output "next_token", i32 [1, 1], the last position's argmax (as the decoder
 // builder emits it), which lets the generator pipeline greedy decoding.
-ToyModel toy_model(bool all_logits = false, bool next_token = true);
+// next_token: the argmax, or with `device_sampling` sample_token following an input "sampling"
+// (models/model.h).
+ToyModel toy_model(bool all_logits = false, bool next_token = true, bool device_sampling = false);
 
 tokenizer::Tokenizer toy_tokenizer();
 
