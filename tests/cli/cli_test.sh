@@ -207,7 +207,19 @@ case "$case_name" in
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0 --in-flight 8 --steps-per-submit 4
     cmp -s "$tmp/first" "$tmp/out" || fail "--steps-per-submit 4 generates other text than the default"
     run 2 "$wgx" run --model "$root/models/demo" -p "x" --in-flight 2 --steps-per-submit 3
-    expect_err "steps-per-submit 3 is more than the steps in flight" ;;
+    expect_err "steps-per-submit 3 is more than the steps in flight"
+    # Sampled with a seed: drawn on the device, pipelined, the same text twice; --host-sampling
+    # and --top-k 0 sample on the host, one step at a time.
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5
+    expect_err "tok/s (pipelined, drawn on the device) | first token"
+    cp "$tmp/out" "$tmp/drawn"
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5
+    cmp -s "$tmp/drawn" "$tmp/out" || fail "sampling with one seed generates other text"
+    cmp -s "$tmp/drawn" "$tmp/first" && fail "sampling generated the greedy text"
+    for host in --host-sampling "--top-k 0"; do
+      run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5 $host
+      grep -q "(pipelined" "$tmp/err" && fail "$host still pipelined"
+    done ;;
   convert_demo_same_text)
     # A converted demo model generates exactly what its folder does, and is loaded from the file
     # alone (the options it fixed are refused when they differ).
@@ -266,14 +278,22 @@ case "$case_name" in
     expect_out '"submits_per_decode_token": 0.25'
     python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b)' \
       "$tmp/sync.json" "$tmp/out" || fail "decoding 4 steps a submit picked other tokens"
-    # Sampled on the host (run's defaults, seed 1): the same tokens every run.
-    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sample --json
-    expect_out '"decode_mode": "sampled"'
-    cp "$tmp/out" "$tmp/sampled.json"
-    run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sample --warmup 0 --json
-    python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b or len(a) != 13)' \
-      "$tmp/sampled.json" "$tmp/out" || fail "sampled decoding with one seed picked other tokens"
+    # Sampled (run's defaults, seed 1), drawn on the device and on the host: the same tokens
+    # every run (this random model's tokens are its greedy ones: run_demo_greedy checks that
+    # sampling draws others).
+    for where in device host; do
+      sync=; mode=pipelined_sampled
+      [ $where = host ] && sync=--sync mode=sampled
+      run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sample $sync --json
+      expect_out "\"decode_mode\": \"$mode\""
+      cp "$tmp/out" "$tmp/sampled.json"
+      run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sample $sync --warmup 0 --json
+      python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b or len(a) != 13)' \
+        "$tmp/sampled.json" "$tmp/out" || fail "sampled decoding ($where) with one seed picked other tokens"
+    done
     run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --sample --warmup 0
+    expect_out "(pipelined, up to 6 steps in flight, 3 a submit, drawn on the device: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --sample --sync --warmup 0
     expect_out "(synchronous, sampled on the host: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json --in-flight 2
     expect_out '"decode_pos": 100'
