@@ -157,12 +157,13 @@ OpCase mlp_q4_case(const Geometry& g, int64_t m) {
 }
 
 // Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
-// drawing (wgx run's default sampling). The logits are uniform in [-1, 1]: many candidates near
-// the cut, more than a model's usually leave.
-OpCase pick_case(const Geometry& g, const char* how) {
+// drawing (wgx run's default sampling), on logits uniform in [-1, 1] or, with `spread`, normal
+// with that standard deviation (the synthetic models' logits spread ~45).
+OpCase pick_case(const Geometry& g, const char* how, double spread = 0) {
   OpCase c;
   c.family = "sampling";
-  c.name = std::string(how) + " " + g.name + " vocab=" + std::to_string(g.vocab);
+  c.name = std::string(how) + " " + g.name + " vocab=" + std::to_string(g.vocab) +
+           (spread > 0 ? " logits N(0, " + std::to_string(static_cast<int>(spread)) + ")" : "");
   const int64_t v = g.vocab;
   const bool argmax = std::string(how) == "argmax";
   c.build = [v, argmax](GraphBuilder& b) {
@@ -182,6 +183,16 @@ OpCase pick_case(const Geometry& g, const char* how) {
     std::memcpy(bytes.data(), w.data(), sizeof w);
     c.inputs = {{"sampling", bytes}};
     c.syms = {{"pos", 100}};
+  }
+  if (spread > 0) {
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.f, static_cast<float>(spread));
+    std::vector<uint8_t> bytes(static_cast<size_t>(4 * v));
+    for (int64_t i = 0; i < v; ++i) {
+      const float x = dist(rng);
+      std::memcpy(bytes.data() + 4 * i, &x, 4);
+    }
+    c.inputs.emplace_back("logits", std::move(bytes));
   }
   c.bytes = 4.0 * static_cast<double>(v);
   return c;
@@ -398,6 +409,7 @@ std::vector<OpCase> model_cases() {
       cases.push_back(sdpa_case(g, s, s, "32"));
     }
     for (const char* how : {"argmax", "sample_token.greedy", "sample_token.drawn"}) cases.push_back(pick_case(g, how));
+    cases.push_back(pick_case(g, "sample_token.drawn", 45));
   }
   return cases;
 }

@@ -285,18 +285,24 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   return t;
 }
 
+// The device's pick for the model's "sampling" input: `drawn` with --sample's settings, else
+// greedy.
+ops::sampling::Words pick_words(const BenchArgs& a, bool drawn) {
+  const llm::SamplingOptions so = a.sampling().value_or(llm::SamplingOptions{});
+  return drawn ? ops::sampling::sampling_words(so.top_k, so.temperature, so.top_p, so.min_p, so.seed)
+               : ops::sampling::greedy_words();
+}
+
+void set_pick(const LoadedModel& m, runtime::Program& p, const ops::sampling::Words& w) {
+  if (m.limits.device_sampling) p.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
+}
+
 // `drawn`: the pipelined steps draw their tokens on the device with --sample's settings (the
 // model's "sampling" input), else the device's pick is greedy.
 Timing run(const LoadedModel& m, const BenchArgs& a, bool pipelined, bool drawn, std::span<const int32_t> prompt,
            int64_t start, int64_t decode, int64_t chunk) {
   runtime::Program& p = *m.program;
-  if (m.limits.device_sampling) {
-    const llm::SamplingOptions so = a.sampling().value_or(llm::SamplingOptions{});
-    const ops::sampling::Words w =
-        drawn ? ops::sampling::sampling_words(so.top_k, so.temperature, so.top_p, so.min_p, so.seed)
-              : ops::sampling::greedy_words();
-    p.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
-  }
+  set_pick(m, p, pick_words(a, drawn));
   return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit)
                    : run_sync(p, prompt, start, decode, chunk, drawn ? std::nullopt : a.sampling());
 }
@@ -349,13 +355,15 @@ double median_step(int runs, Step step, const runtime::Program& p) {
   return us[us.size() / 2];
 }
 
-// One prefill step (the prompt's last) and one decode step on a build with timestamps, each run
-// twice so the second, timed one finds the device warm. The timed program is released first.
+// One prefill step (the prompt's last) and one decode step on a build with timestamps (the next
+// token picked as in the timed runs), each run twice so the second, timed one finds the device
+// warm. The timed program is released first.
 std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start,
-                                                  runtime::RuntimeOptions options) {
+                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick) {
   m.program.reset();
   options["profile"] = "1";
   runtime::Program p(*m.gpu, m.built->graph, m.built->weights, options);
+  set_pick(m, p, pick);
   std::pair<StepProfile, StepProfile> out;
   const size_t last = std::min(prompt.size(), static_cast<size_t>(m.limits.max_prefill));
   const int64_t first = start - static_cast<int64_t>(last);
@@ -514,7 +522,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
   std::optional<std::pair<StepProfile, StepProfile>> profile;
   const bool timestamps = m.gpu->features().timestamp_query;
-  if (a.profile && timestamps) profile = profile_steps(m, prompt, start, global.program);
+  if (a.profile && timestamps) profile = profile_steps(m, prompt, start, global.program, pick_words(a, drawn));
 
   const int64_t n = a.new_tokens;
   const double prefill_tok_s = static_cast<double>(a.prompt_tokens) / t.prefill_s;

@@ -147,23 +147,35 @@ fn scan(lid: u32, v: f32) -> vec2<f32> {
   return vec2<f32>(before, total);
 }
 
-// The merge's entry e of chunks x nmax: chunk e / nmax, slot e % nmax.
-fn entry_word(e: u32, nmax: u32, which: u32) -> u32 {
-  let c = e / nmax;
-  let s = e % nmax;
-  if (s >= chunk_n[c]) { return NONE; }
-  return Cand[c * CSTRIDE + 2u + which * CAP + s];
+// The merge reads its entries e < n (chunk e / nmax, slot e % nmax) a batch at a time: BATCH
+// of them per invocation (e, e + WG, ...), every load issued before any is used, since each trip
+// to memory costs more than the work on what it brings.
+const BATCH = 8u;
+struct Batch {
+  key: array<u32, BATCH>,  // NONE past n or past the chunk's count
+  id: array<u32, BATCH>,
+}
+fn load_batch(e0: u32, n: u32, nmax: u32, ids: bool) -> Batch {
+  var b: Batch;
+  for (var i = 0u; i < BATCH; i++) {
+    let e = e0 + i * WG;
+    let c = min(e / nmax, params.chunks - 1u);
+    let at = c * CSTRIDE + 2u + e % nmax;
+    let k = Cand[at];
+    if (ids) { b.id[i] = Cand[at + CAP]; }
+    b.key[i] = select(NONE, k, e < n && e % nmax < chunk_n[c]);
+  }
+  return b;
 }
 
-// The radix key of one element in a select: mode 0, a chunk's own key (from `keys`); mode 1, a
-// merge candidate's key where it is at least `lo`; mode 2, a candidate whose key is `lo`, keyed
-// by its inverted index (the largest such keys are the lowest indices). 0: not counted.
-fn select_key(mode: u32, e: u32, nmax: u32, lo: u32) -> u32 {
-  let k = entry_word(e, nmax, 0u);
+// The radix key of entry i of a batch in a select: mode 1, its key where it is at least `lo`;
+// mode 2, where its key is `lo`, its inverted index (the largest such keys are the lowest
+// indices). 0: not counted.
+fn select_key(mode: u32, b: ptr<function, Batch>, i: u32, lo: u32) -> u32 {
+  let k = (*b).key[i];
   if (k == NONE) { return 0u; }
   if (mode == 1u) { return select(0u, k, k >= lo); }
-  if (k != lo) { return 0u; }
-  return ~entry_word(e, nmax, 1u);
+  return select(0u, ~(*b).id[i], k == lo);
 }
 
 // The need-th largest nonzero key of a select (see select_key), or, where every key of the digit
@@ -184,9 +196,12 @@ fn radix_select(lid: u32, mode: u32, keys: ptr<function, array<u32, PER>>, n: u3
         if (k != 0u && (k & fixed) == prefix) { atomicAdd(&hist[(k >> shift) & 255u], 1u); }
       }
     } else {
-      for (var e = lid; e < n; e += WG) {
-        let k = select_key(mode, e, nmax, lo);
-        if (k != 0u && (k & fixed) == prefix) { atomicAdd(&hist[(k >> shift) & 255u], 1u); }
+      for (var e = lid; e < n; e += BATCH * WG) {
+        var b = load_batch(e, n, nmax, mode == 2u);
+        for (var i = 0u; i < BATCH; i++) {
+          let k = select_key(mode, &b, i, lo);
+          if (k != 0u && (k & fixed) == prefix) { atomicAdd(&hist[(k >> shift) & 255u], 1u); }
+        }
       }
     }
     workgroupBarrier();
@@ -331,10 +346,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // Keys above t (fewer than k), and those at t up to FCAP in all, the lowest indices first.
   var gt = 0u;
   var eq = 0u;
-  for (var e = lid; e < n; e += WG) {
-    let key = entry_word(e, nmax, 0u);
-    if (key != NONE) {
-      gt += select(0u, 1u, key > t);
+  for (var e = lid; e < n; e += BATCH * WG) {
+    let b = load_batch(e, n, nmax, false);
+    for (var i = 0u; i < BATCH; i++) {
+      let key = b.key[i];
+      gt += select(0u, 1u, key != NONE && key > t);
       eq += select(0u, 1u, key == t);
     }
   }
@@ -343,14 +359,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (lid == 0u) { flag_s = select(0u, 1u, ngt + neq > FCAP); }
   var last_tie = NONE;  // ties with an index up to this are kept
   if (workgroupUniformLoad(&flag_s) == 1u) { last_tie = ~radix_select(lid, 2u, &unused, n, nmax, t, FCAP - ngt); }
-  for (var e = lid; e < n; e += WG) {
-    let key = entry_word(e, nmax, 0u);
-    if (key != NONE && key >= t) {
-      let id = entry_word(e, nmax, 1u);
-      if (key > t || id <= last_tie) {
+  for (var e = lid; e < n; e += BATCH * WG) {
+    let b = load_batch(e, n, nmax, true);
+    for (var i = 0u; i < BATCH; i++) {
+      let key = b.key[i];
+      if (key != NONE && (key > t || (key == t && b.id[i] <= last_tie))) {
         let at = atomicAdd(&shared_u[1], 1u);
         red_k[at] = key;
-        red_i[at] = id;
+        red_i[at] = b.id[i];
       }
     }
   }
