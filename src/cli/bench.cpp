@@ -65,8 +65,10 @@ logits, the token picked on the host: as host sampling runs), for comparison. Mo
   --sync                  decode synchronously (see above)
   --sample                each token drawn with wgx run's default sampling (temperature 0.8,
                           top-k 40, top-p 0.95, min-p 0.05; seed 1): on the device, pipelined,
-                          where the model has the "sampling" input; with --sync (or without
-                          that input) by the host sampler, synchronously
+                          where the model has the "sampling" input and the settings allow it
+                          (wgx run --help); with --sync, or otherwise, by the host sampler,
+                          synchronously. --temp, --top-k, --top-p, --min-p, --repeat-penalty
+                          change the settings (and imply --sample)
   --in-flight N           pipelined decode steps on the device at once, 1 to 8 (default 6)
   --steps-per-submit K    pipelined decode steps recorded into one submit, 1 to --in-flight
                           (default 3, or --in-flight where that is less)
@@ -103,12 +105,15 @@ struct BenchArgs {
   bool profile = false;
   bool json = false;
   bool sync = false;
-  bool sample = false;  // --sample: the synchronous loop picks with the host sampler (run's defaults)
-  std::optional<llm::SamplingOptions> sampling() const {
-    if (!sample) return std::nullopt;
+  bool sample = false;  // --sample (or a sampling setting): tokens drawn, on the device where it can
+  llm::SamplingOptions settings = [] {
     llm::SamplingOptions s = default_sampling();
     s.seed = 1;
     return s;
+  }();
+  std::optional<llm::SamplingOptions> sampling() const {
+    if (!sample) return std::nullopt;
+    return settings;
   }
   int64_t in_flight = llm::GenerationOptions{}.decode_in_flight;
   int64_t steps_per_submit = llm::GenerationOptions{}.decode_steps_per_submit;
@@ -308,10 +313,11 @@ Timing run(const LoadedModel& m, const BenchArgs& a, bool pipelined, bool drawn,
 }
 
 std::string sampling_text(const char* where, const llm::SamplingOptions& so) {
-  char text[192];
-  std::snprintf(text, sizeof text, "%s: temperature %g, top-k %d, top-p %g, min-p %g, seed %llu", where,
+  char text[224];
+  std::snprintf(text, sizeof text, "%s: temperature %g, top-k %d, top-p %g, min-p %g%s, seed %llu", where,
                 static_cast<double>(so.temperature), so.top_k, static_cast<double>(so.top_p),
-                static_cast<double>(so.min_p), static_cast<unsigned long long>(so.seed));
+                static_cast<double>(so.min_p), so.repetition_penalty != 1.0f ? ", a repetition penalty" : "",
+                static_cast<unsigned long long>(so.seed));
   return text;
 }
 
@@ -434,6 +440,8 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       a.profile = true;
     } else if (args.take("--json")) {
       a.json = true;
+    } else if (bool seed_given = false; take_sampling_option(args, a.settings, seed_given)) {
+      a.sample = true;  // (--seed is the synthetic model's, taken above: the draws' seed stays 1)
     } else {
       args.unknown();
     }
@@ -497,7 +505,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const int64_t start = a.start();
   // --sample pipelines where the device can draw (the model's "sampling" input), else the host
   // samples, synchronously.
-  const bool drawn = a.sample && !a.sync && m.limits.device_sampling;
+  const bool drawn = a.sample && !a.sync && m.limits.device_sampling && llm::device_can_draw(a.settings);
   const bool pipelined = !a.sync && m.limits.next_token && (!a.sample || drawn);
   // Warm-up: first-use costs, then the clocks (see the usage).
   run(m, a, pipelined, drawn, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);

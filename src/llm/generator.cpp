@@ -59,6 +59,10 @@ ModelLimits model_limits(const graph::Graph& graph) {
   return limits;
 }
 
+bool device_can_draw(const SamplingOptions& s) {
+  return !s.greedy() && s.top_k >= 1 && s.top_k <= ops::sampling::kMaxTopK && s.repetition_penalty == 1.0f;
+}
+
 const char* stop_reason_name(StopReason reason) {
   switch (reason) {
     case StopReason::Eos: return "eos";
@@ -178,8 +182,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   const int64_t chunk =
       options.prefill_chunk > 0 ? std::min(options.prefill_chunk, limits_.max_prefill) : limits_.max_prefill;
   const SamplingOptions& so = options.sampling;
-  const bool drawn = !so.greedy() && limits_.device_sampling && options.sample_on_device && so.top_k >= 1 &&
-                     so.top_k <= ops::sampling::kMaxTopK;
+  const bool drawn = limits_.device_sampling && options.sample_on_device && device_can_draw(so);
   const bool pipelined = options.max_new_tokens > 0 && options.decode_in_flight > 0 && limits_.next_token &&
                          (so.greedy() || drawn) && so.repetition_penalty == 1.0f;
   // The device's pick follows these words (greedy where the host samples: the cheapest).

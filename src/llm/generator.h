@@ -56,6 +56,10 @@ struct ModelLimits {
 // another type is an error). Throws std::invalid_argument naming what is missing.
 ModelLimits model_limits(const graph::Graph& graph);
 
+// Whether the device draws with these settings (a model with ModelLimits::device_sampling):
+// temperature > 0, top_k 1 to ops::sampling::kMaxTopK, no repetition penalty.
+bool device_can_draw(const SamplingOptions& sampling);
+
 // The prompt and the tokens asked for do not fit in what is left of the context.
 class ContextFullError : public std::runtime_error {
  public:

@@ -1,7 +1,7 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
 // add_rms_norm_linear/_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
-// rope_sdpa_linear), good and bad, at Llama/Qwen-like and prime sizes.
+// rope_sdpa_linear) and decoding's sample_token, good and bad, at Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
 namespace wgx::graph::testing {
@@ -154,6 +154,13 @@ const std::vector<SchemaCase>& transformer_cases() {
        {f32({1, S, 16, 128}), f32({1, S, 8, 128}), f32({1, S, 8, 128}), f32({1, 8, 2048, 128}), f32({1, 8, 2048, 128}),
         pos, q4({1024, 2048}, 32), f32({128})},
        {}, "!q_norm_weight and k_norm_weight come together"},
+      // Decoding's pick of the next token (graph/schemas/sampling.cpp).
+      {"sample_token", "sample_token", {f32({1, 151936}), i32({8}), pos}, {}, "i32[1, 1]"},
+      {"sample_token_constant_position", "sample_token", {f32({1, 37}), i32({8}), scalar_i(3)}, {}, "i32[1, 1]"},
+      {"sample_token_rows", "sample_token", {f32({2, 37}), i32({8}), pos}, {}, "!logits must be [1, vocab]"},
+      {"sample_token_sym_vocab", "sample_token", {f32({1, S}), i32({8}), pos}, {}, "!constant vocab"},
+      {"sample_token_words", "sample_token", {f32({1, 37}), i32({7}), pos}, {}, "!sampling must hold 8 words"},
+      {"sample_token_f16", "sample_token", {f16({1, 37}), i32({8}), pos}, {}, "!dtype f16"},
   };
   return cases;
 }

@@ -1,13 +1,15 @@
 // sample_token against the host's reference of the same algorithm (sample_reference.h): greedy
 // picks, draws over a grid of settings and positions (each the reference's token unless the draw
 // lies within rounding of a boundary, which skips it), ties at the top-k cut beyond the bounds,
-// fewer finite logits than k, nothing to pick, and the draws' frequencies over many positions.
+// fewer finite logits than k, nothing to pick, the draws' frequencies over many positions, and
+// what the route refuses.
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "graph/builder.h"
@@ -206,6 +208,28 @@ TEST(SampleToken, TopKIsClampedToItsRange) {
     const auto ref = reference_draw(v, words(ops::sampling::kMaxTopK, 3.f, 1.f, 0.f, pos), pos);
     if (ref.margin < 1e-4) continue;
     EXPECT_EQ(s.draw(pos), ref.token) << pos;
+  }
+}
+
+// What the route cannot take is refused when the program is built, saying why.
+TEST(SampleToken, AVocabularyPastTheBoundOrAPositionTensorIsRefused) {
+  auto build = [](int64_t vocab, bool position_tensor) {
+    GraphBuilder b;
+    const auto logits = b.input("logits", DType::f32, {1, vocab});
+    const auto words = b.input("sampling", DType::i32, {8});
+    const auto pos = position_tensor ? b.input("pos", DType::i32, {}) : b.sym_value(b.sym("pos", 0, 100));
+    b.output("token", b.op1("sample_token", {logits, words, pos}, {}));
+    Program p(shared_context(), b.build(), b.weights());
+  };
+  EXPECT_NO_THROW(build(ops::sampling::kMaxVocab, false));
+  for (const auto& [vocab, tensor, why] : {std::tuple{ops::sampling::kMaxVocab + 1, false, "exceeds"},
+                                           std::tuple{int64_t{100}, true, "position is a tensor"}}) {
+    try {
+      build(vocab, tensor);
+      ADD_FAILURE() << why;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
   }
 }
 
