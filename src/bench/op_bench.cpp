@@ -158,12 +158,14 @@ OpCase mlp_q4_case(const Geometry& g, int64_t m) {
 
 // Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
 // drawing (wgx run's default sampling), on logits uniform in [-1, 1] or, with `spread`, normal
-// with that standard deviation (the synthetic models' logits spread ~45).
-OpCase pick_case(const Geometry& g, const char* how, double spread = 0) {
+// with that standard deviation (the synthetic models' logits spread ~45), and with `outlier` one
+// of them at 14 times that (as the synthetic models' decode logits have the input token's own).
+OpCase pick_case(const Geometry& g, const char* how, double spread = 0, bool outlier = false) {
   OpCase c;
   c.family = "sampling";
   c.name = std::string(how) + " " + g.name + " vocab=" + std::to_string(g.vocab) +
-           (spread > 0 ? " logits N(0, " + std::to_string(static_cast<int>(spread)) + ")" : "");
+           (spread > 0 ? " logits N(0, " + std::to_string(static_cast<int>(spread)) + ")" : "") +
+           (outlier ? " + one far above" : "");
   const int64_t v = g.vocab;
   const bool argmax = std::string(how) == "argmax";
   c.build = [v, argmax](GraphBuilder& b) {
@@ -191,6 +193,10 @@ OpCase pick_case(const Geometry& g, const char* how, double spread = 0) {
     for (int64_t i = 0; i < v; ++i) {
       const float x = dist(rng);
       std::memcpy(bytes.data() + 4 * i, &x, 4);
+    }
+    if (outlier) {
+      const auto x = static_cast<float>(14 * spread);
+      std::memcpy(bytes.data() + 4 * (v / 3), &x, 4);
     }
     c.inputs.emplace_back("logits", std::move(bytes));
   }
@@ -410,6 +416,7 @@ std::vector<OpCase> model_cases() {
     }
     for (const char* how : {"argmax", "sample_token.greedy", "sample_token.drawn"}) cases.push_back(pick_case(g, how));
     cases.push_back(pick_case(g, "sample_token.drawn", 45));
+    cases.push_back(pick_case(g, "sample_token.drawn", 45, true));
   }
   return cases;
 }
