@@ -239,10 +239,13 @@ void check_model(Generator& g, const std::vector<int32_t>& prompt, const std::ve
   EXPECT_EQ(g.remaining(), 0) << what;
 }
 
-class PipelinedToy : public ::testing::Test {
+// The toy model's program, built once per suite: its next_token the argmax, or with
+// `device_sampling` sample_token.
+template <bool device_sampling>
+class ToySuite : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    test::ToyModel model = test::toy_model();
+    test::ToyModel model = test::toy_model(false, true, device_sampling);
     limits_ = model_limits(model.graph);
     program_ = std::make_unique<runtime::Program>(context(), std::move(model.graph), model.weights);
   }
@@ -253,6 +256,8 @@ class PipelinedToy : public ::testing::Test {
   static inline std::unique_ptr<runtime::Program> program_;
   static inline ModelLimits limits_;
 };
+
+class PipelinedToy : public ToySuite<false> {};
 
 TEST_F(PipelinedToy, GivesExactlyTheSynchronousTokens) {
   EXPECT_TRUE(limits_.next_token);
@@ -393,20 +398,7 @@ ops::sampling::Words words_of(const SamplingOptions& s) {
   return ops::sampling::sampling_words(s.top_k, s.temperature, s.top_p, s.min_p, s.seed);
 }
 
-class DeviceSampling : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    test::ToyModel model = test::toy_model(false, true, true);
-    limits_ = model_limits(model.graph);
-    program_ = std::make_unique<runtime::Program>(context(), std::move(model.graph), model.weights);
-  }
-  static void TearDownTestSuite() { program_.reset(); }
-  Generator make() { return Generator(*program_, test::toy_tokenizer(), limits_); }
-  static std::vector<int32_t> encode(const std::string& text) { return test::toy_tokenizer().encode(text); }
-
-  static inline std::unique_ptr<runtime::Program> program_;
-  static inline ModelLimits limits_;
-};
+class DeviceSampling : public ToySuite<true> {};
 
 // The generated tokens replayed one step at a time: each must be the reference's draw from that
 // step's logits with the step's input_pos as the random stream's index (unless the draw lies

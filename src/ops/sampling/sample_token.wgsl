@@ -219,6 +219,21 @@ fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
   return ka > kb || (ka == kb && ia < ib);
 }
 
+// The workgroup's best (key, index) of every invocation's, in red_k[0] / red_i[0]. Called by the
+// whole workgroup.
+fn best_of_all(lid: u32, bk: u32, bi: u32) {
+  red_k[lid] = bk;
+  red_i[lid] = bi;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lid < s && better(red_k[lid + s], red_i[lid + s], red_k[lid], red_i[lid])) {
+      red_k[lid] = red_k[lid + s];
+      red_i[lid] = red_i[lid + s];
+    }
+    workgroupBarrier();
+  }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -246,16 +261,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         bi = first + j;
       }
     }
-    red_k[lid] = bk;
-    red_i[lid] = bi;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-      if (lid < s && better(red_k[lid + s], red_i[lid + s], red_k[lid], red_i[lid])) {
-        red_k[lid] = red_k[lid + s];
-        red_i[lid] = red_i[lid + s];
-      }
-      workgroupBarrier();
-    }
+    best_of_all(lid, bk, bi);
     if (lid == 0u) {
       Cand[base] = select(0u, 1u, red_k[0] != 0u);
       Cand[base + 1u] = red_k[0];
@@ -313,16 +319,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         bi = ic;
       }
     }
-    red_k[lid] = bk;
-    red_i[lid] = bi;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-      if (lid < s && better(red_k[lid + s], red_i[lid + s], red_k[lid], red_i[lid])) {
-        red_k[lid] = red_k[lid + s];
-        red_i[lid] = red_i[lid + s];
-      }
-      workgroupBarrier();
-    }
+    best_of_all(lid, bk, bi);
     if (lid == 0u) { Out[0] = select(NONE, red_i[0], red_k[0] != 0u); }
     return;
   }
