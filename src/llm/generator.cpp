@@ -271,7 +271,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
       if (result.tokens.empty()) stats.prefill_seconds = seconds_since(start);
       if (token < 0 || token >= limits_.vocab) {
         throw std::runtime_error("the model's next_token is " + std::to_string(token) +
-                                 ", outside the vocabulary: were all logits NaN (or, sampling, infinite)?");
+                                 ", outside the vocabulary: were all logits NaN (or, when sampling, infinite)?");
       }
       go_on = accept(token);
       if (go_on) ++fed_;  // fed by the step already submitted (or about to be)
