@@ -295,6 +295,15 @@ case "$case_name" in
     expect_out "(pipelined, up to 6 steps in flight, 3 a submit, drawn on the device: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)"
     run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --sample --sync --warmup 0
     expect_out "(synchronous, sampled on the host: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)"
+    # Settings of its own (implying --sample): drawn on the device where they allow it.
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --top-k 7 --temp 1.5
+    expect_out "drawn on the device: temperature 1.5, top-k 7, top-p 0.95, min-p 0.05, seed 1)"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --top-k 0
+    expect_out "(synchronous, sampled on the host: temperature 0.8, top-k 0, top-p 0.95, min-p 0.05, seed 1)"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --repeat-penalty 1.1
+    expect_out "(synchronous, sampled on the host: .*, a repetition penalty, seed 1)"
+    run 2 "$wgx" bench --synthetic demo-tiny --top-p 0
+    expect_err "--top-p"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json --in-flight 2
     expect_out '"decode_pos": 100'
     expect_out '"dtype": "f32"'
