@@ -293,9 +293,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
 // The device's pick for the model's "sampling" input: `drawn` with --sample's settings, else
 // greedy.
 ops::sampling::Words pick_words(const BenchArgs& a, bool drawn) {
-  const llm::SamplingOptions so = a.sampling().value_or(llm::SamplingOptions{});
-  return drawn ? ops::sampling::sampling_words(so.top_k, so.temperature, so.top_p, so.min_p, so.seed)
-               : ops::sampling::greedy_words();
+  return drawn ? llm::device_words(a.settings) : ops::sampling::greedy_words();
 }
 
 void set_pick(const LoadedModel& m, runtime::Program& p, const ops::sampling::Words& w) {

@@ -5,7 +5,6 @@
 #include <deque>
 
 #include "llm/stop_strings.h"
-#include "ops/sampling/sample_params.h"
 
 namespace wgx::llm {
 
@@ -61,6 +60,11 @@ ModelLimits model_limits(const graph::Graph& graph) {
 
 bool device_can_draw(const SamplingOptions& s) {
   return !s.greedy() && s.top_k >= 1 && s.top_k <= ops::sampling::kMaxTopK && s.repetition_penalty == 1.0f;
+}
+
+ops::sampling::Words device_words(const SamplingOptions& s) {
+  return device_can_draw(s) ? ops::sampling::sampling_words(s.top_k, s.temperature, s.top_p, s.min_p, s.seed)
+                            : ops::sampling::greedy_words();
 }
 
 const char* stop_reason_name(StopReason reason) {
@@ -187,9 +191,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
                          (so.greedy() || drawn) && so.repetition_penalty == 1.0f;
   // The device's pick follows these words (greedy where the host samples: the cheapest).
   if (limits_.device_sampling) {
-    const ops::sampling::Words w =
-        pipelined && drawn ? ops::sampling::sampling_words(so.top_k, so.temperature, so.top_p, so.min_p, so.seed)
-                           : ops::sampling::greedy_words();
+    const ops::sampling::Words w = pipelined && drawn ? device_words(so) : ops::sampling::greedy_words();
     program_.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
   }
 

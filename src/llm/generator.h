@@ -36,6 +36,7 @@
 
 #include "graph/graph.h"
 #include "llm/sampler.h"
+#include "ops/sampling/sample_params.h"
 #include "runtime/program.h"
 #include "tokenizer/tokenizer.h"
 
@@ -59,6 +60,8 @@ ModelLimits model_limits(const graph::Graph& graph);
 // Whether the device draws with these settings (a model with ModelLimits::device_sampling):
 // temperature > 0, top_k 1 to ops::sampling::kMaxTopK, no repetition penalty.
 bool device_can_draw(const SamplingOptions& sampling);
+// The model's "sampling" words that draw with these settings where device_can_draw, else greedy.
+ops::sampling::Words device_words(const SamplingOptions& sampling);
 
 // The prompt and the tokens asked for do not fit in what is left of the context.
 class ContextFullError : public std::runtime_error {

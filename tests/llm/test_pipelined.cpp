@@ -190,6 +190,17 @@ void expect_pipelining_changes_nothing(Generator& g, const std::vector<Turn>& tu
   }
 }
 
+// Settings the device does not pick with: asked to keep steps in flight, the generator decodes
+// one step at a time, exactly as synchronously (from a reset conversation).
+void expect_on_the_host(Generator& g, const std::vector<int32_t>& prompt, const GenerationOptions& o,
+                        const std::string& what) {
+  g.reset();
+  const Outcome a = run(g, prompt, o, {3, 1});
+  EXPECT_FALSE(a.result.stats.pipelined) << what;
+  g.reset();
+  expect_same(a, run(g, prompt, o, {0, 1}), what);
+}
+
 // The first token of `tokens` at index >= 2 that did not occur before it: as an eos, it stops a
 // run in the middle.
 int32_t novel_token(const std::vector<int32_t>& tokens) {
@@ -306,13 +317,7 @@ TEST_F(PipelinedToy, OnlyGreedyDecodingWithoutPenaltyIsPipelined) {
   sampled.sampling.seed = 3;
   GenerationOptions penalized = greedy(12);
   penalized.sampling.repetition_penalty = 1.3f;
-  for (const GenerationOptions& o : {sampled, penalized}) {
-    g.reset();
-    const Outcome a = run(g, prompt, o, {3, 1});
-    EXPECT_FALSE(a.result.stats.pipelined);
-    g.reset();
-    expect_same(a, run(g, prompt, o, {0, 1}), "not greedy");
-  }
+  for (const GenerationOptions& o : {sampled, penalized}) expect_on_the_host(g, prompt, o, "not greedy");
   // The negative control: the penalty changes greedy tokens, so a pipelined (penalty-blind) path
   // taken by mistake would show.
   g.reset();
@@ -394,10 +399,6 @@ GenerationOptions drawn(int64_t n, uint64_t seed) {
   return o;
 }
 
-ops::sampling::Words words_of(const SamplingOptions& s) {
-  return ops::sampling::sampling_words(s.top_k, s.temperature, s.top_p, s.min_p, s.seed);
-}
-
 class DeviceSampling : public ToySuite<true> {};
 
 // The generated tokens replayed one step at a time: each must be the reference's draw from that
@@ -414,7 +415,7 @@ TEST_F(DeviceSampling, EveryTokenIsTheReferenceDrawOfItsStepsLogits) {
   ASSERT_EQ(r.tokens.size(), 40u);
   runtime::Program& p = *program_;
   p.reset_state();
-  const ops::sampling::Words w = words_of(o.sampling);
+  const ops::sampling::Words w = device_words(o.sampling);
   p.set_input<int32_t>("sampling", w, {8});
   int checked = 0;
   std::vector<int32_t> feed = prompt;
@@ -482,13 +483,7 @@ TEST_F(DeviceSampling, SettingsTheDeviceCannotDrawStayOnTheHost) {
   big.sampling.top_k = ops::sampling::kMaxTopK + 1;
   penalty.sampling.repetition_penalty = 1.2f;
   host.sample_on_device = false;
-  for (const GenerationOptions& o : {off, big, penalty, host}) {
-    g.reset();
-    const Outcome a = run(g, prompt, o, {3, 1});
-    EXPECT_FALSE(a.result.stats.pipelined);
-    g.reset();
-    expect_same(a, run(g, prompt, o, {0, 1}), "on the host");
-  }
+  for (const GenerationOptions& o : {off, big, penalty, host}) expect_on_the_host(g, prompt, o, "on the host");
   g.reset();
   const Outcome sampled = run(g, prompt, drawn(12, 3), {3, 1});
   EXPECT_TRUE(sampled.result.stats.drawn_on_device);
