@@ -154,6 +154,23 @@ std::string check_rank_and_size(const runtime::NodeContext& ctx) {
   return "";
 }
 
+InPlaceExec::InPlaceExec(const runtime::NodeContext& ctx, const runtime::InPlace& updates,
+                         std::unique_ptr<runtime::NodeExec> dispatch)
+    : dispatch_(std::move(dispatch)) {
+  for (const runtime::InPlace::Pair& p : updates.pairs()) {
+    const runtime::TensorRef& in = ctx.input(p.input);
+    const runtime::TensorRef& out = ctx.output(p.output);
+    if (in.buffer != out.buffer || in.offset != out.offset) copies_.push_back({in, out});
+  }
+}
+
+void InPlaceExec::record(gpu::Recorder& rec) {
+  for (const auto& [in, out] : copies_) {
+    rec.copy(*in.buffer, in.offset, *out.buffer, out.offset, std::min(in.capacity, out.capacity));
+  }
+  dispatch_->record(rec);
+}
+
 gpu::BufferBinding Steps::own(const runtime::NodeContext& ctx, uint64_t bytes, const std::string& what) {
   // At least 16 bytes: a scratch with no slots (nothing to split) is still bound, and its WGSL
   // struct needs a whole element (e.g. 8 bytes of max/sum).

@@ -119,6 +119,22 @@ InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, graph::DType 
 // "" when every tensor input and output has rank <= 8 and fewer than 2^32 elements at max.
 std::string check_rank_and_size(const runtime::NodeContext& ctx);
 
+// The executable part of an op that updates inputs where they lie (registered in_place with these
+// pairs: caches, the seen set of sample_token_penalized): before its dispatch, every updated
+// input whose output is not that same storage (no mutation, or the planner had to keep the old
+// contents) is copied there whole, so the dispatch only ever writes what changes.
+class InPlaceExec : public runtime::NodeExec {
+ public:
+  InPlaceExec(const runtime::NodeContext& ctx, const runtime::InPlace& updates,
+              std::unique_ptr<runtime::NodeExec> dispatch);
+  void resize(const runtime::NodeContext& ctx) override { dispatch_->resize(ctx); }
+  void record(gpu::Recorder& rec) override;
+
+ private:
+  std::vector<std::pair<runtime::TensorRef, runtime::TensorRef>> copies_;  // (input, output)
+  std::unique_ptr<runtime::NodeExec> dispatch_;
+};
+
 // An executable part made of several steps (dispatches, usually) resized and recorded in the
 // order added, and the scratch buffers they use. WebGPU orders the storage accesses of
 // successive dispatches, so a step sees what the steps before it wrote. A family whose steps

@@ -63,22 +63,6 @@ uint32_t scale_bits(const runtime::NodeContext& ctx);
 // Variant suffix "<q/out>.<cache>", e.g. "f32.f16".
 std::string io_label(const runtime::NodeContext& ctx);
 
-// The executable part of an op that updates caches where they lie (registered in_place with
-// these pairs): before its dispatch, every updated input whose output is not that same storage
-// (no mutation, or the planner had to keep the old contents) is copied there whole, so the
-// dispatch only ever writes the new rows.
-class CacheUpdateExec : public runtime::NodeExec {
- public:
-  CacheUpdateExec(const runtime::NodeContext& ctx, const runtime::InPlace& updates,
-                  std::unique_ptr<runtime::NodeExec> dispatch);
-  void resize(const runtime::NodeContext& ctx) override { dispatch_->resize(ctx); }
-  void record(gpu::Recorder& rec) override;
-
- private:
-  std::vector<std::pair<runtime::TensorRef, runtime::TensorRef>> copies_;  // (input, output)
-  std::unique_ptr<runtime::NodeExec> dispatch_;
-};
-
 // The table binding of rope_update_cache's kernel and of flash_rope, for a node with
 // rope_update_cache's inputs and attributes (rope_update_cache, rope_sdpa_with_kv_cache): rope's
 // frequency table (transformer::rope_turns), then with the q/k norm the q and k norm weights,

@@ -2,7 +2,7 @@
 // (q', k_cache', v_cache'): the optional q/k RMSNorm, rope on q and k and both cache updates in
 // one dispatch (rope_update_cache.wgsl). Registered in_place for both caches (inputs 3 and 4 as
 // outputs 1 and 2): when their mutations are planned in place, only the new rows are written;
-// otherwise CacheUpdateExec copies the old contents first, as for update_cache.
+// otherwise InPlaceExec copies the old contents first, as for update_cache.
 //
 // The table binding (rope_table, shared with rope_sdpa_with_kv_cache's flash_rope kernel) holds
 // rope's frequency table (transformer::rope_turns, the same turns as rope) followed by the norm
@@ -122,7 +122,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
                                       {buffer.get(), 0, 0}, ctx.output(0).binding(), ctx.output(1).binding(),
                                       ctx.output(2).binding()},
       kParamWords, update);
-  return std::make_unique<CacheUpdateExec>(ctx, rope_update_cache_in_place(), std::move(dispatch));
+  return std::make_unique<InPlaceExec>(ctx, rope_update_cache_in_place(), std::move(dispatch));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@
 // the flash_rope variants, which take q and the new k and v rows as the projection gives them and
 // do rope_update_cache's work inside pass 1 (sdpa_flash.wgsl's rope_rows): a step is then one
 // dispatch fewer than the two ops'. Its caches are updated in place as rope_update_cache updates
-// them (CacheUpdateExec). Its kernels see the node through sdpa_operands: q, the updated caches,
+// them (InPlaceExec). Its kernels see the node through sdpa_operands: q, the updated caches,
 // input_pos and out as sdpa_with_kv_cache's are; the new rows and the rope table come from the
 // node itself. The runtime option sdpa_decode_rope = off turns it down (comparisons).
 #include <algorithm>
@@ -425,7 +425,7 @@ std::unique_ptr<runtime::NodeExec> rope_build(const NodeContext& ctx, quant::Spl
   auto passes =
       build_viewed([&rows, fold, fold_max](const NodeContext& sdpa) { return build(sdpa, &rows, fold, fold_max); }, ctx,
                    sdpa_operands());
-  return std::make_unique<CacheUpdateExec>(ctx, rope_update_cache_in_place(), std::move(passes));
+  return std::make_unique<InPlaceExec>(ctx, rope_update_cache_in_place(), std::move(passes));
 }
 
 }  // namespace

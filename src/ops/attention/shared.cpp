@@ -163,23 +163,6 @@ uint32_t scale_bits(const NodeContext& ctx) {
   return std::bit_cast<uint32_t>(static_cast<float>(scale));
 }
 
-CacheUpdateExec::CacheUpdateExec(const NodeContext& ctx, const runtime::InPlace& updates,
-                                 std::unique_ptr<runtime::NodeExec> dispatch)
-    : dispatch_(std::move(dispatch)) {
-  for (const runtime::InPlace::Pair& p : updates.pairs()) {
-    const runtime::TensorRef& in = ctx.input(p.input);
-    const runtime::TensorRef& out = ctx.output(p.output);
-    if (in.buffer != out.buffer || in.offset != out.offset) copies_.push_back({in, out});
-  }
-}
-
-void CacheUpdateExec::record(gpu::Recorder& rec) {
-  for (const auto& [in, out] : copies_) {
-    rec.copy(*in.buffer, in.offset, *out.buffer, out.offset, std::min(in.capacity, out.capacity));
-  }
-  dispatch_->record(rec);
-}
-
 std::string io_label(const NodeContext& ctx) {
   return float_label(ctx.input(0).storage) + "." + float_label(ctx.input(1).storage);
 }

@@ -2,7 +2,7 @@
 // read_write, as output 0. When a mutation of the cache's buffer is planned in place, output 0 is
 // the cache itself and only the new rows are written. Otherwise (no mutation, or the planner had
 // to keep the old contents) output 0 is another buffer: the cache is copied there first
-// (CacheUpdateExec, shared with rope_update_cache).
+// (InPlaceExec, shared with rope_update_cache).
 #include "ops/attention/attention.h"
 #include "ops/common.h"
 
@@ -43,7 +43,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   };
   auto dispatch = std::make_unique<DispatchExec>(
       ctx, k, std::vector<gpu::BufferBinding>{ctx.input(1).binding(), ctx.output(0).binding()}, kParamWords, update);
-  return std::make_unique<CacheUpdateExec>(ctx, true, std::move(dispatch));
+  return std::make_unique<InPlaceExec>(ctx, true, std::move(dispatch));
 }
 
 }  // namespace
