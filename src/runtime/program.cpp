@@ -973,17 +973,44 @@ std::vector<float> Program::read_f32(std::string_view name) const {
   return storage_to_f32(m.refs[v].storage, read_storage(name), numel(m.shapes[v]));
 }
 
-std::vector<float> Program::read_state_f32(std::string_view name) const {
-  const Impl& m = *impl_;
-  for (const graph::MutableBuffer& b : m.graph.buffers) {
-    if (b.name != name) continue;
-    const TensorRef& r = m.refs[b.value];
-    const uint64_t n = numel(graph::max_shape(m.graph.type(b.value).shape, m.graph.syms));
-    std::vector<uint8_t> bytes(storage_bytes(r.storage, n));
-    gpu::download(m.gpu, *r.buffer, r.offset, bytes.size(), bytes.data());
-    return storage_to_f32(r.storage, bytes, n);
+namespace {
+const graph::MutableBuffer& buffer_named(const Graph& g, std::string_view name) {
+  for (const graph::MutableBuffer& b : g.buffers) {
+    if (b.name == name) return b;
   }
   throw std::invalid_argument("no mutable buffer named '" + std::string(name) + "'");
+}
+}  // namespace
+
+std::vector<uint8_t> Program::read_state_storage(std::string_view name) const {
+  const Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const TensorRef& r = m.refs[b.value];
+  const uint64_t n = numel(graph::max_shape(m.graph.type(b.value).shape, m.graph.syms));
+  std::vector<uint8_t> bytes(storage_bytes(r.storage, n));
+  gpu::download(m.gpu, *r.buffer, r.offset, bytes.size(), bytes.data());
+  return bytes;
+}
+
+std::vector<float> Program::read_state_f32(std::string_view name) const {
+  const Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const uint64_t n = numel(graph::max_shape(m.graph.type(b.value).shape, m.graph.syms));
+  return storage_to_f32(m.refs[b.value].storage, read_state_storage(name), n);
+}
+
+void Program::write_state(std::string_view name, std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const graph::TensorType& type = m.graph.type(b.value);
+  const uint64_t expect = numel(graph::max_shape(type.shape, m.graph.syms)) * graph::element_bytes(type.dtype);
+  if (bytes.size() != expect) {
+    throw std::invalid_argument("mutable buffer '" + b.name + "' (" + graph::to_string(type, &m.graph.syms) +
+                                ") needs " + std::to_string(expect) + " bytes, got " + std::to_string(bytes.size()));
+  }
+  const TensorRef& r = m.refs[b.value];
+  std::vector<uint8_t> stored = to_storage(type.dtype, bytes, r.storage, b.name);
+  if (!stored.empty()) m.params.upload(*r.buffer, r.offset, stored.data(), stored.size());
 }
 
 void Program::reset_state() {

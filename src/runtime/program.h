@@ -183,11 +183,20 @@ class Program {
   std::vector<float> read_f32(std::string_view name) const;
   // An output's storage bytes as they are on the device (current shape).
   std::vector<uint8_t> read_storage(std::string_view name) const;
-  // The current contents of a mutable buffer, as f32.
+  // The current contents of a mutable buffer, as f32, or its storage bytes as they are on the
+  // device (at its largest shape).
   std::vector<float> read_state_f32(std::string_view buffer) const;
+  std::vector<uint8_t> read_state_storage(std::string_view buffer) const;
 
   // Mutable buffers back to their initial contents.
   void reset_state();
+  // Writes a whole mutable buffer: `bytes` of its dtype at its (largest) shape. Ordered like
+  // set_input: before the next execute's steps, or between steps inside execute_steps.
+  void write_state(std::string_view buffer, std::span<const uint8_t> bytes);
+  template <typename T>
+  void write_state(std::string_view buffer, std::span<const T> data) {
+    write_state(buffer, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size_bytes()));
+  }
 
   const std::vector<RouteChoice>& routes() const { return routes_; }
   const MemoryReport& memory() const { return memory_; }

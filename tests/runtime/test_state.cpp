@@ -1,6 +1,9 @@
 // Persistent state: a mutable buffer accumulates across executions (written in place or through
-// a copy), mutation-only values are not outputs, reset clears it. The negative control, a fresh
+// a copy), mutation-only values are not outputs, reset clears it, write_state replaces it. The negative control, a fresh
 // program per step, must diverge: it proves the accumulation is real.
+#include <string>
+#include <vector>
+
 #include "graph/builder.h"
 #include "runtime/program.h"
 #include "runtime_test_util.h"
@@ -73,6 +76,31 @@ TEST(State, AMutationThatIsAlsoAnOutputIsReturned) {
   std::vector<float> want(x);
   for (auto& v : want) v *= 2;
   EXPECT_TRUE(close(prog.read_f32("sum"), want));
+}
+
+// write_state replaces the whole buffer before the next execute, which then accumulates onto it;
+// a wrong size or an unknown name is refused, the buffer unchanged.
+TEST(State, WriteStateSetsTheBufferForTheNextExecute) {
+  GraphBuilder b;
+  Program prog(shared_context(), accumulator(b, true, false), b.weights());
+  const auto x = random_floats(35, 3);
+  prog.set_input<float>("x", x, {5, 7});
+  prog.execute();
+  const auto start = random_floats(35, 4);
+  prog.write_state<float>("acc", start);
+  EXPECT_EQ(prog.read_state_f32("acc"), start);
+  prog.execute();
+  std::vector<float> want(start);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += x[i];
+  EXPECT_TRUE(close(prog.read_state_f32("acc"), want));
+  try {
+    prog.write_state<float>("acc", std::vector<float>(34, 1.f));
+    ADD_FAILURE() << "a short write was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'acc' (f32[5, 7]) needs 140 bytes, got 136"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(prog.write_state<float>("nope", start), std::invalid_argument);
+  EXPECT_TRUE(close(prog.read_state_f32("acc"), want));
 }
 
 TEST(State, FreshProgramPerStepDiverges) {
