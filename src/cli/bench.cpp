@@ -195,8 +195,12 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
   p.reset_state();
   std::optional<llm::Sampler> sampler;
   if (sampling) sampler.emplace(*sampling);
-  const auto pick = [&sampler](const std::vector<float>& logits) {
-    return sampler ? sampler->sample(logits, {}) : llm::argmax(logits);
+  // What a repetition penalty looks at: the prompt and the tokens picked.
+  std::vector<int32_t> context(prompt.begin(), prompt.end());
+  const auto pick = [&](const std::vector<float>& logits) {
+    const int32_t token = sampler ? sampler->sample(logits, context) : llm::argmax(logits);
+    context.push_back(token);
+    return token;
   };
   const auto t0 = Clock::now();
   t.prefill_steps = prefill(p, prompt, start, chunk);
@@ -234,9 +238,10 @@ Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t st
 // The pipelined loop: the last prefill step and every decode step feed "next_token" into
 // "tokens" on the device and read it back asynchronously; up to `in_flight` steps are submitted
 // (`per_submit` of them a submit, once there is room for them all) before the host waits for the
-// oldest token.
+// oldest token. With `seen` (a repetition penalty), the device's seen set is written before the
+// last prefill step, as llm::Generator does.
 Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode,
-                     int64_t chunk, int64_t in_flight, int64_t per_submit) {
+                     int64_t chunk, int64_t in_flight, int64_t per_submit, const std::vector<int32_t>* seen) {
   Timing t;
   t.pipelined = true;
   p.reset_state();
@@ -249,6 +254,7 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
     p.set_sym("input_pos", first + static_cast<int64_t>(at));
     at += n;
     if (at == prompt.size()) {
+      if (seen) p.write_state<int32_t>("seen_tokens", *seen);
       p.feed_from("tokens", "next_token");
       reads.push_back(p.read_async("next_token"));
     }
@@ -290,24 +296,29 @@ Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64
   return t;
 }
 
-// The device's pick for the model's "sampling" input: `drawn` with --sample's settings, else
-// greedy.
-ops::sampling::Words pick_words(const BenchArgs& a, bool drawn) {
-  return drawn ? llm::device_words(a.settings) : ops::sampling::greedy_words();
+// The device's pick for the model's "sampling" input: with --sample's settings where the device
+// picks with them, else greedy.
+ops::sampling::Words pick_words(const BenchArgs& a, bool device_settings) {
+  return device_settings ? llm::device_words(a.settings) : ops::sampling::greedy_words();
 }
 
 void set_pick(const LoadedModel& m, runtime::Program& p, const ops::sampling::Words& w) {
   if (m.limits.device_sampling) p.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
 }
 
-// `drawn`: the pipelined steps draw their tokens on the device with --sample's settings (the
-// model's "sampling" input), else the device's pick is greedy.
-Timing run(const LoadedModel& m, const BenchArgs& a, bool pipelined, bool drawn, std::span<const int32_t> prompt,
-           int64_t start, int64_t decode, int64_t chunk) {
+// `device_settings`: the pipelined steps pick their tokens on the device with --sample's settings
+// (the model's "sampling" input: drawn, or greedy with a repetition penalty), else the device's
+// pick is greedy.
+Timing run(const LoadedModel& m, const BenchArgs& a, bool pipelined, bool device_settings,
+           std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk) {
   runtime::Program& p = *m.program;
-  set_pick(m, p, pick_words(a, drawn));
-  return pipelined ? run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit)
-                   : run_sync(p, prompt, start, decode, chunk, drawn ? std::nullopt : a.sampling());
+  set_pick(m, p, pick_words(a, device_settings));
+  if (!pipelined) return run_sync(p, prompt, start, decode, chunk, a.sampling());
+  // The prompt is the context a repetition penalty looks at.
+  std::vector<int32_t> seen;
+  if (device_settings && a.settings.repetition_penalty != 1.0f) seen = llm::seen_words(prompt, m.limits.vocab);
+  return run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit,
+                       seen.empty() ? nullptr : &seen);
 }
 
 std::string sampling_text(const char* where, const llm::SamplingOptions& so) {
@@ -503,21 +514,22 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const int64_t start = a.start();
   // --sample pipelines where the device can draw (the model's "sampling" input), else the host
   // samples, synchronously.
-  const bool drawn = a.sample && !a.sync && m.limits.device_sampling && llm::device_can_draw(a.settings);
-  const bool pipelined = !a.sync && m.limits.next_token && (!a.sample || drawn);
+  const bool device_settings = a.sample && !a.sync && llm::device_can_pick(a.settings, m.limits);
+  const bool drawn = device_settings && !a.settings.greedy();
+  const bool pipelined = !a.sync && m.limits.next_token && (!a.sample || device_settings);
   // Warm-up: first-use costs, then the clocks (see the usage).
-  run(m, a, pipelined, drawn, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);
+  run(m, a, pipelined, device_settings, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);
   int warmups = 0;
   for (const auto w0 = std::chrono::steady_clock::now();
        std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(a.warmup_ms); ++warmups) {
-    run(m, a, pipelined, drawn, prompt, start, a.new_tokens, m.limits.max_prefill);
+    run(m, a, pipelined, device_settings, prompt, start, a.new_tokens, m.limits.max_prefill);
   }
-  Timing t = run(m, a, pipelined, drawn, prompt, start, a.new_tokens, m.limits.max_prefill);
+  Timing t = run(m, a, pipelined, device_settings, prompt, start, a.new_tokens, m.limits.max_prefill);
   // One prefill varies by 2x between runs (GPU clocks): report the median of several, each on a
   // reset cache, with the fastest beside it.
   std::vector<double> prefills{t.prefill_s};
   for (int64_t i = 1; i < a.prefill_runs; ++i) {
-    prefills.push_back(run(m, a, pipelined, drawn, prompt, start, 0, m.limits.max_prefill).prefill_s);
+    prefills.push_back(run(m, a, pipelined, device_settings, prompt, start, 0, m.limits.max_prefill).prefill_s);
   }
   std::sort(prefills.begin(), prefills.end());
   t.prefill_s = prefills[prefills.size() / 2];
@@ -528,7 +540,9 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
   std::optional<std::pair<StepProfile, StepProfile>> profile;
   const bool timestamps = m.gpu->features().timestamp_query;
-  if (a.profile && timestamps) profile = profile_steps(m, prompt, start, global.program, pick_words(a, drawn));
+  if (a.profile && timestamps) {
+    profile = profile_steps(m, prompt, start, global.program, pick_words(a, device_settings));
+  }
 
   const int64_t n = a.new_tokens;
   const double prefill_tok_s = static_cast<double>(a.prompt_tokens) / t.prefill_s;
@@ -616,7 +630,9 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
     std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight, %lld a submit%s)\n",
                 tokens_at(n, start).c_str(), t.decode_s, rate(decode_tok_s).c_str(),
                 static_cast<long long>(a.in_flight), static_cast<long long>(a.steps_per_submit),
-                drawn ? sampling_text(", drawn on the device", *a.sampling()).c_str() : "");
+                device_settings
+                    ? sampling_text(drawn ? ", drawn on the device" : ", picked on the device", *a.sampling()).c_str()
+                    : "");
     if (a.steps_per_submit == 1) {
       std::printf("per token    %zu dispatches, 1 submit (the step's command buffer, with the token's copies)\n",
                   t.decode_dispatches);

@@ -29,8 +29,10 @@ Generates a continuation of PROMPT, streamed to stdout; statistics go to stderr.
   --stop S              stop once the text contains S, which is not printed (repeatable)
   --in-flight N         decoding keeps up to N steps on the device, each token picked there
                         (default 6; 0: one step at a time, the token picked on the host): greedy
-                        (--temp 0), or drawn with --top-k 1 to 128; --repeat-penalty, --top-k 0
-                        or above 128 and --host-sampling pick on the host, one step at a time
+                        (--temp 0), or drawn with --top-k 1 to 128, --repeat-penalty too;
+                        --top-k 0 or above 128 and --host-sampling pick on the host, one step at
+                        a time (so does a repetition penalty with a model converted before the
+                        device applied it)
   --steps-per-submit K  of those steps, K recorded into one submit (1 to --in-flight; default 3,
                         or --in-flight where that is less)
   --host-sampling       draw tokens with the host's sampler (its own random stream) instead of

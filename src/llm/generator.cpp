@@ -55,16 +55,41 @@ ModelLimits model_limits(const graph::Graph& graph) {
     }
     limits.device_sampling = limits.next_token;
   }
+  for (const graph::MutableBuffer& b : graph.buffers) {
+    if (b.name != "seen_tokens") continue;
+    const graph::TensorType& t = graph.type(b.value);
+    const int64_t words = ops::sampling::seen_words(limits.vocab);
+    if (t.dtype != graph::DType::i32 || t.shape.size() != 1 || !t.shape[0].is_const(words)) {
+      missing("state \"seen_tokens\" of type i32 [" + std::to_string(words) + "] (it has " +
+              graph::to_string(t, &graph.syms) + ")");
+    }
+    limits.device_penalty = limits.device_sampling;
+  }
   return limits;
 }
 
-bool device_can_draw(const SamplingOptions& s) {
-  return !s.greedy() && s.top_k >= 1 && s.top_k <= ops::sampling::kMaxTopK && s.repetition_penalty == 1.0f;
+bool device_can_pick(const SamplingOptions& s, const ModelLimits& limits) {
+  if (s.repetition_penalty != 1.0f && !limits.device_penalty) return false;
+  if (s.greedy()) return limits.next_token;
+  return limits.device_sampling && s.top_k >= 1 && s.top_k <= ops::sampling::kMaxTopK;
+}
+
+bool device_can_draw(const SamplingOptions& s, const ModelLimits& limits) {
+  return !s.greedy() && device_can_pick(s, limits);
 }
 
 ops::sampling::Words device_words(const SamplingOptions& s) {
-  return device_can_draw(s) ? ops::sampling::sampling_words(s.top_k, s.temperature, s.top_p, s.min_p, s.seed)
-                            : ops::sampling::greedy_words();
+  if (s.greedy()) return ops::sampling::greedy_words(s.repetition_penalty);
+  return ops::sampling::sampling_words(s.top_k, s.temperature, s.top_p, s.min_p, s.seed, s.repetition_penalty);
+}
+
+std::vector<int32_t> seen_words(std::span<const int32_t> context, int64_t vocab) {
+  std::vector<int32_t> words(static_cast<size_t>(ops::sampling::seen_words(vocab)), 0);
+  for (int32_t t : context) {
+    if (t < 0 || t >= vocab) continue;
+    words[static_cast<size_t>(t / 32)] |= static_cast<int32_t>(1u << (t % 32));
+  }
+  return words;
 }
 
 const char* stop_reason_name(StopReason reason) {
@@ -128,13 +153,15 @@ std::vector<float> Generator::feed(std::span<const int32_t> ids, int64_t chunk, 
   return logits;
 }
 
-runtime::AsyncRead Generator::feed_pipelined(std::span<const int32_t> ids, int64_t chunk, int64_t* steps) {
+runtime::AsyncRead Generator::feed_pipelined(std::span<const int32_t> ids, int64_t chunk, int64_t* steps,
+                                             const std::vector<int32_t>* seen) {
   runtime::AsyncRead first;
   for (size_t at = 0; at < ids.size();) {
     const size_t n = std::min(ids.size() - at, static_cast<size_t>(chunk));
     program_.set_input<int32_t>("tokens", ids.subspan(at, n), {1, static_cast<int64_t>(n)});
     program_.set_sym("input_pos", fed_);
     if (at + n == ids.size()) {
+      if (seen) program_.write_state<int32_t>("seen_tokens", *seen);
       program_.feed_from("tokens", "next_token");
       first = program_.read_async("next_token");
     }
@@ -186,17 +213,20 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   const int64_t chunk =
       options.prefill_chunk > 0 ? std::min(options.prefill_chunk, limits_.max_prefill) : limits_.max_prefill;
   const SamplingOptions& so = options.sampling;
-  const bool drawn = limits_.device_sampling && options.sample_on_device && device_can_draw(so);
-  const bool pipelined = options.max_new_tokens > 0 && options.decode_in_flight > 0 && limits_.next_token &&
-                         (so.greedy() || drawn) && so.repetition_penalty == 1.0f;
+  const bool pipelined = options.max_new_tokens > 0 && options.decode_in_flight > 0 && device_can_pick(so, limits_) &&
+                         (so.greedy() || options.sample_on_device);
+  const bool drawn = pipelined && !so.greedy();
   // The device's pick follows these words (greedy where the host samples: the cheapest).
   if (limits_.device_sampling) {
-    const ops::sampling::Words w = pipelined && drawn ? device_words(so) : ops::sampling::greedy_words();
+    const ops::sampling::Words w = pipelined ? device_words(so) : ops::sampling::greedy_words();
     program_.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
   }
+  // A penalty on the device looks at the seen set: the context's tokens, then each pick's.
+  std::vector<int32_t> seen;
+  if (pipelined && so.repetition_penalty != 1.0f) seen = seen_words(context_, limits_.vocab);
 
   stats.pipelined = pipelined;
-  stats.drawn_on_device = pipelined && drawn;
+  stats.drawn_on_device = drawn;
   tokenizer::StreamDecoder stream(tokenizer_, options.skip_special);
   StopMatcher stops(options.stop_strings);
   Clock::time_point first_token;
@@ -251,7 +281,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
       }
     } end_feed{program_};
     std::deque<runtime::AsyncRead> in_flight;
-    in_flight.push_back(feed_pipelined(pending, chunk, &stats.prefill_steps));
+    in_flight.push_back(feed_pipelined(pending, chunk, &stats.prefill_steps, seen.empty() ? nullptr : &seen));
     // Decode step j (j >= 1) feeds token j-1 at position base + j - 1 and yields token j.
     const int64_t base = fed_;
     int64_t requested = 1;  // tokens asked of the device so far

@@ -16,7 +16,8 @@
 //
 // Decoding is pipelined where the model and the settings allow it (a "next_token" output,
 // models/model.h; GenerationOptions::decode_in_flight says when): the token is picked on the
-// device (greedy, or drawn: sample_token), each step feeds the next on the device
+// device (greedy, or drawn: sample_token_penalized, with a repetition penalty over the context
+// where one is asked for), each step feeds the next on the device
 // (Program::feed_from), and the host keeps up to GenerationOptions::decode_in_flight steps
 // submitted (decode_steps_per_submit of them a submit), collecting each token asynchronously
 // while later steps run. Steps submitted past the end (an eos, a stop string, a cancel) are
@@ -51,17 +52,26 @@ struct ModelLimits {
   // drawn on the device. Without it (.wgx files converted before it existed) next_token is the
   // argmax.
   bool device_sampling = false;
+  // With device_sampling, the state "seen_tokens" (i32 [ceil(vocab / 32)]): the device applies a
+  // repetition penalty too. Without it (.wgx files converted before it existed) the host does.
+  bool device_penalty = false;
 };
 // Read from the graph: the "tokens" input's length range, the "input_pos" sym's range and the
-// "logits" output; and whether "next_token" and "sampling" are there (a value of either name of
-// another type is an error). Throws std::invalid_argument naming what is missing.
+// "logits" output; and whether "next_token", "sampling" and "seen_tokens" are there (a value of
+// one of these names of another type is an error). Throws std::invalid_argument naming what is
+// missing.
 ModelLimits model_limits(const graph::Graph& graph);
 
-// Whether the device draws with these settings (a model with ModelLimits::device_sampling):
-// temperature > 0, top_k 1 to ops::sampling::kMaxTopK, no repetition penalty.
-bool device_can_draw(const SamplingOptions& sampling);
-// The model's "sampling" words that draw with these settings where device_can_draw, else greedy.
+// Whether the device picks the tokens with these settings in such a model: greedy (next_token;
+// a repetition penalty needs device_penalty), or drawn (device_sampling, temperature > 0, top_k
+// 1 to ops::sampling::kMaxTopK, a repetition penalty needs device_penalty).
+bool device_can_pick(const SamplingOptions& sampling, const ModelLimits& limits);
+// Whether that pick is drawn (device_can_pick and not greedy).
+bool device_can_draw(const SamplingOptions& sampling, const ModelLimits& limits);
+// The "sampling" words for these settings (where device_can_pick).
 ops::sampling::Words device_words(const SamplingOptions& sampling);
+// The "seen_tokens" words for a context: a bit per token (ids outside [0, vocab) left out).
+std::vector<int32_t> seen_words(std::span<const int32_t> context, int64_t vocab);
 
 // The prompt and the tokens asked for do not fit in what is left of the context.
 class ContextFullError : public std::runtime_error {
@@ -76,12 +86,10 @@ struct GenerationOptions {
   std::vector<std::string> stop_strings;  // end the reply when the text holds one; cut before it
   bool skip_special = false;              // leave special tokens out of the text
   int64_t prefill_chunk = 0;              // tokens per prefill step; 0: the model's max_prefill
-  // Steps kept on the device at once where the device picks the tokens: greedy decoding
-  // (temperature <= 0) with the model's "next_token", or sampling where the model has
-  // "sampling" (ModelLimits::device_sampling), top_k is 1 to ops::sampling::kMaxTopK and
-  // sample_on_device holds; either without a repetition penalty. 0 decodes synchronously (the
-  // logits read back, the token picked on the host). Greedy tokens are the same either way;
-  // sampled ones come from another random stream (the same distribution).
+  // Steps kept on the device at once where the device picks the tokens (device_can_pick; drawn
+  // ones only where sample_on_device holds). 0 decodes synchronously (the logits read back, the
+  // token picked on the host). Greedy tokens are the same either way; sampled ones come from
+  // another random stream (the same distribution).
   int64_t decode_in_flight = 6;
   // Draw sampled tokens on the device where the settings allow it (see decode_in_flight); false
   // keeps the host sampler (any top_k, the host's random stream).
@@ -148,8 +156,10 @@ class Generator {
   // Feeds ids (positions fed_ ...) in steps of at most `chunk`; returns the last token's logits.
   std::vector<float> feed(std::span<const int32_t> ids, int64_t chunk, int64_t* steps);
   // The same steps, the last one armed for pipelined decoding: it feeds "next_token" into
-  // "tokens" and reads it asynchronously (the first generated token).
-  runtime::AsyncRead feed_pipelined(std::span<const int32_t> ids, int64_t chunk, int64_t* steps);
+  // "tokens" and reads it asynchronously (the first generated token). With `seen`, the device's
+  // seen set is written before that step (the earlier steps' picks, unused, joined it).
+  runtime::AsyncRead feed_pipelined(std::span<const int32_t> ids, int64_t chunk, int64_t* steps,
+                                    const std::vector<int32_t>* seen);
 
   runtime::Program& program_;
   tokenizer::Tokenizer tokenizer_;

@@ -109,7 +109,12 @@ class Decoder {
     ValueId last = logits;
     if (o_.all_logits) last = b_.op1("select", {logits}, {{"dim", 1}, {"index", -1}}, "next_token.last");
     const ValueId sampling = b_.input("sampling", DType::i32, {8});
-    b_.output("next_token", b_.op1("sample_token", {last, sampling, pos_}, {}, "next_token"));
+    // The tokens a repetition penalty applies to, a bit each (ops/sampling/sample_params.h).
+    const ValueId seen = b_.mutable_buffer("seen_tokens", DType::i32, {(c_.vocab_size + 31) / 32});
+    const std::vector<ValueId> pick =
+        b_.op("sample_token_penalized", {last, sampling, pos_, seen}, {}, "next_token");
+    b_.mutate(seen, pick[1]);
+    b_.output("next_token", pick[0]);
 
     BuiltModel m;
     m.config = c_;

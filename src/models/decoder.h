@@ -23,9 +23,9 @@
 //   mlp_out  = linear(swiglu(linear(h, Wgate), linear(h, Wup)), Wdown)
 //
 // then add_rms_norm(mlp_out, res; model.norm), the last position only (select) unless
-// all_logits, lm_head (the embedding table when tied), and next_token = sample_token of the last
-// position's logits with the "sampling" input's settings (decoding picks it on the device:
-// model.h).
+// all_logits, lm_head (the embedding table when tied), and next_token = sample_token_penalized
+// of the last position's logits with the "sampling" input's settings and the "seen_tokens" state
+// (decoding picks it on the device: model.h).
 #pragma once
 
 #include <functional>

@@ -8,10 +8,16 @@
 //   outputs  "logits"     f32 [1, vocab]            the last token's (or [1, seq, vocab] with
 //                                                   LoadOptions::all_logits, for parity tests)
 //            "next_token" i32 [1, 1]                the last token's logits' pick on the device
-//                                                   (sample_token): greedy (the first largest),
-//                                                   or drawn after top-k, top-p and min-p with
-//                                                   a random number from the seed and input_pos
+//                                                   (sample_token_penalized): greedy (the first
+//                                                   largest), or drawn after top-k, top-p and
+//                                                   min-p with a random number from the seed
+//                                                   and input_pos; a repetition penalty first
+//                                                   where the words ask for one
 //   state    "layers.<i>.k_cache", "layers.<i>.v_cache"  [1, kv_heads, max_seq, head_dim]
+//            "seen_tokens" i32 [ceil(vocab / 32)]   the tokens the penalty applies to, a bit each:
+//                                                   the host writes the context's
+//                                                   (Program::write_state), every pick adds its
+//                                                   own
 //
 // A step feeds only the new tokens and input_pos; the KV cache persists in the graph.
 #pragma once

@@ -16,6 +16,6 @@ void register_transformer(runtime::KernelRegistry& registry);  // transformer/: 
 // attention/: update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
 // rope_sdpa_linear
 void register_attention(runtime::KernelRegistry& registry);
-void register_sampling(runtime::KernelRegistry& registry);  // sampling/: sample_token
+void register_sampling(runtime::KernelRegistry& registry);  // sampling/: sample_token(_penalized)
 
 }  // namespace wgx::ops

@@ -208,14 +208,21 @@ case "$case_name" in
     cmp -s "$tmp/first" "$tmp/out" || fail "--steps-per-submit 4 generates other text than the default"
     run 2 "$wgx" run --model "$root/models/demo" -p "x" --in-flight 2 --steps-per-submit 3
     expect_err "steps-per-submit 3 is more than the steps in flight"
-    # Sampled with a seed: drawn on the device, pipelined, the same text twice; --host-sampling
-    # and --top-k 0 sample on the host, one step at a time.
+    # Sampled with a seed: drawn on the device, pipelined, the same text twice; with a repetition
+    # penalty too (other text), greedy or drawn; --host-sampling and --top-k 0 sample on the host,
+    # one step at a time.
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5
     expect_err "tok/s (pipelined, drawn on the device) | first token"
     cp "$tmp/out" "$tmp/drawn"
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5
     cmp -s "$tmp/drawn" "$tmp/out" || fail "sampling with one seed generates other text"
     cmp -s "$tmp/drawn" "$tmp/first" && fail "sampling generated the greedy text"
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5 --repeat-penalty 1.5
+    expect_err "tok/s (pipelined, drawn on the device) | first token"
+    cmp -s "$tmp/drawn" "$tmp/out" && fail "a repetition penalty changed nothing"
+    run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0 --repeat-penalty 1.5
+    expect_err "tok/s (pipelined) | first token"
+    cmp -s "$tmp/first" "$tmp/out" && fail "a repetition penalty changed nothing in greedy decoding"
     for host in --host-sampling "--top-k 0"; do
       run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --seed 5 $host
       grep -q "(pipelined" "$tmp/err" && fail "$host still pipelined"
@@ -301,7 +308,11 @@ case "$case_name" in
     run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --top-k 0
     expect_out "(synchronous, sampled on the host: temperature 0.8, top-k 0, top-p 0.95, min-p 0.05, seed 1)"
     run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --repeat-penalty 1.1
+    expect_out "drawn on the device: .*, a repetition penalty, seed 1)"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --repeat-penalty 1.1 --sync
     expect_out "(synchronous, sampled on the host: .*, a repetition penalty, seed 1)"
+    run 0 "$wgx" bench --synthetic demo-tiny -p 5 -n 3 --warmup 0 --repeat-penalty 1.1 --temp 0
+    expect_out "picked on the device: temperature 0, .*, a repetition penalty, seed 1)"
     run 2 "$wgx" bench --synthetic demo-tiny --top-p 0
     expect_err "--top-p"
     run 0 "$wgx" bench --synthetic demo-tiny -p 8 -n 4 --kv f32 --ctx 128 --pos 100 --profile --json --in-flight 2

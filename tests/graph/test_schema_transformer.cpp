@@ -1,7 +1,8 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
 // add_rms_norm_linear/_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
-// rope_sdpa_linear) and decoding's sample_token, good and bad, at Llama/Qwen-like and prime sizes.
+// rope_sdpa_linear) and decoding's sample_token and sample_token_penalized, good and bad, at
+// Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
 namespace wgx::graph::testing {
@@ -161,6 +162,16 @@ const std::vector<SchemaCase>& transformer_cases() {
       {"sample_token_sym_vocab", "sample_token", {f32({1, S}), i32({8}), pos}, {}, "!constant vocab"},
       {"sample_token_words", "sample_token", {f32({1, 37}), i32({7}), pos}, {}, "!sampling must hold 8 words"},
       {"sample_token_f16", "sample_token", {f16({1, 37}), i32({8}), pos}, {}, "!dtype f16"},
+      {"sample_token_penalized", "sample_token_penalized", {f32({1, 151936}), i32({8}), pos, i32({4748})}, {},
+       "i32[1, 1], i32[4748]"},
+      {"sample_token_penalized_odd", "sample_token_penalized", {f32({1, 33}), i32({8}), pos, i32({2})}, {},
+       "i32[1, 1], i32[2]"},
+      {"sample_token_penalized_short", "sample_token_penalized", {f32({1, 33}), i32({8}), pos, i32({1})}, {},
+       "!seen must hold 2 words"},
+      {"sample_token_penalized_f32", "sample_token_penalized", {f32({1, 32}), i32({8}), pos, f32({1})}, {},
+       "!dtype f32"},
+      {"sample_token_penalized_words", "sample_token_penalized", {f32({1, 32}), i32({6}), pos, i32({1})}, {},
+       "!sampling must hold 8 words"},
   };
   return cases;
 }

@@ -6,10 +6,13 @@
 // device's argmax against the host's llm::argmax, ties and NaNs included. Sampled decoding drawn
 // on the device (sample_token): every token the reference draw of its step's logits, the same
 // tokens at every depth and across turns, and the settings the device cannot draw left to the
-// host.
+// host. A repetition penalty on the device (sample_token_penalized): every token the reference
+// pick of its step's logits penalized over the context, greedy ones the host's at every depth and
+// across turns, and the seen set the context's at the start of every turn.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -251,12 +254,12 @@ void check_model(Generator& g, const std::vector<int32_t>& prompt, const std::ve
 }
 
 // The toy model's program, built once per suite: its next_token the argmax, or with
-// `device_sampling` sample_token.
-template <bool device_sampling>
+// `device_sampling` sample_token (with `device_penalty` sample_token_penalized).
+template <bool device_sampling, bool device_penalty = false>
 class ToySuite : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    test::ToyModel model = test::toy_model(false, true, device_sampling);
+    test::ToyModel model = test::toy_model(false, true, device_sampling, device_penalty);
     limits_ = model_limits(model.graph);
     program_ = std::make_unique<runtime::Program>(context(), std::move(model.graph), model.weights);
   }
@@ -494,6 +497,124 @@ TEST_F(DeviceSampling, SettingsTheDeviceCannotDrawStayOnTheHost) {
   g.reset();
   expect_same(greedy_run, run(g, prompt, greedy(12), {0, 1}), "greedy after drawn");
   EXPECT_NE(greedy_run.result.tokens, sampled.result.tokens);
+}
+
+// ---- A repetition penalty on the device -----------------------------------------------------------
+
+class DevicePenalty : public ToySuite<true, true> {};
+
+GenerationOptions with_penalty(GenerationOptions o, float penalty) {
+  o.sampling.repetition_penalty = penalty;
+  return o;
+}
+
+// Replayed one step at a time, each generated token (greedy and drawn, a penalty and an
+// encouragement) is the reference's pick from that step's logits penalized over the context so
+// far: the prompt and the tokens before it. The negative control: penalized over the generated
+// tokens alone (the prompt left out of the seen set), the reference picks otherwise in many steps.
+TEST_F(DevicePenalty, EveryTokenIsTheReferencePickOfItsPenalizedLogits) {
+  using ops::sampling::testing::penalize;
+  using ops::sampling::testing::reference_draw;
+  ASSERT_TRUE(limits_.device_penalty);
+  Generator g = make();
+  const std::vector<int32_t> prompt = encode("Penalty, penalty");  // one prefill step
+  runtime::Program& p = *program_;
+  int blind_total = 0;
+  for (const float penalty : {1.8f, 0.6f}) {
+    for (const bool greedy_pick : {true, false}) {
+      const std::string what = std::string(greedy_pick ? "greedy" : "drawn") + ", penalty " + std::to_string(penalty);
+      const GenerationOptions o = with_penalty(greedy_pick ? greedy(30) : drawn(30, 17), penalty);
+      g.reset();
+      const GenerationResult r = g.generate(prompt, o);
+      ASSERT_TRUE(r.stats.pipelined) << what;
+      EXPECT_EQ(r.stats.drawn_on_device, !greedy_pick) << what;
+      ASSERT_EQ(r.tokens.size(), 30u) << what;
+      p.reset_state();
+      const ops::sampling::Words w = device_words(o.sampling);
+      p.set_input<int32_t>("sampling", ops::sampling::greedy_words(), {8});  // its picks unused here
+      int checked = 0;
+      std::vector<int32_t> feed = prompt, context = prompt, generated;
+      int64_t pos = 0;
+      for (const int32_t token : r.tokens) {
+        p.set_input<int32_t>("tokens", feed, {1, static_cast<int64_t>(feed.size())});
+        p.set_sym("input_pos", pos);
+        p.execute();
+        const std::vector<float> logits = p.read_f32("logits");
+        const auto at = static_cast<uint32_t>(pos);
+        const auto want = reference_draw(penalize(logits, context, w), w, at);
+        const auto blind = reference_draw(penalize(logits, generated, w), w, at);
+        if (blind.token != want.token) ++blind_total;
+        if (want.margin >= 1e-4) {
+          ++checked;
+          EXPECT_EQ(token, want.token) << what << ", position " << pos;
+        }
+        pos += static_cast<int64_t>(feed.size());
+        feed = {token};
+        context.push_back(token);
+        generated.push_back(token);
+      }
+      EXPECT_GE(checked, 26) << what;
+    }
+  }
+  EXPECT_GE(blind_total, 20);  // 31 of the 120 steps
+}
+
+// Greedy with a penalty picks on the device what the host's sampler picks (the context's tokens
+// penalized), at every depth, over turns that end with an eos, a stop string and a cancel while
+// steps past the end were in flight (their picks joined the seen set, which the next turn
+// writes again). The penalty changes the tokens (it is not ignored).
+TEST_F(DevicePenalty, GreedyWithAPenaltyGivesTheHostsTokensAtEveryDepthAndAcrossTurns) {
+  Generator g = make();
+  const auto prompt = encode("Hello world");
+  const auto next = encode(" and again?");
+  const Outcome free_run = run(g, prompt, with_penalty(greedy(20), 1.5f), {0, 1});
+  g.reset();
+  EXPECT_NE(run(g, prompt, greedy(20), {3, 1}).result.tokens, free_run.result.tokens);
+  GenerationOptions eos = with_penalty(greedy(20), 1.5f);
+  eos.eos_ids = {novel_token(free_run.result.tokens)};
+  GenerationOptions stop = with_penalty(greedy(20), 1.5f);
+  if (free_run.result.text.size() > 8) stop.stop_strings = {free_run.result.text.substr(6, 2)};
+  expect_pipelining_changes_nothing(g,
+                                    {{prompt, eos},
+                                     {next, with_penalty(greedy(8), 1.5f)},
+                                     {prompt, stop},
+                                     {next, with_penalty(greedy(20), 1.5f), 5},
+                                     {next, with_penalty(greedy(10), 0.7f)}},
+                                    "greedy with a penalty");
+}
+
+// The seen set after a turn cancelled with steps in flight holds their picks too (so a stale set
+// would be wrong); the next turn writes the context's before its first pick, so after a one-token
+// turn (nothing past it submitted) the set is exactly the context's tokens.
+TEST_F(DevicePenalty, EachTurnStartsFromTheContextsSeenSet) {
+  Generator g = make();
+  auto seen_now = [&] {
+    const std::vector<uint8_t> bytes = program_->read_state_storage("seen_tokens");
+    std::vector<int32_t> words(bytes.size() / 4);
+    std::memcpy(words.data(), bytes.data(), bytes.size());
+    return words;
+  };
+  const Outcome cancelled = run(g, encode("Stale picks"), with_penalty(drawn(30, 4), 1.4f), {kMost, 4}, 3);
+  ASSERT_EQ(cancelled.result.stop, StopReason::Cancelled);
+  EXPECT_NE(seen_now(), seen_words(g.context(), limits_.vocab)) << "no step ran past the cancel";
+  const Outcome one = run(g, encode(" next"), with_penalty(drawn(1, 5), 1.4f), {kMost, 4});
+  ASSERT_TRUE(one.result.stats.pipelined);
+  EXPECT_EQ(seen_now(), seen_words(g.context(), limits_.vocab));
+}
+
+// A model without the seen set (converted before it existed) leaves a penalty to the host, as
+// DeviceSampling.SettingsTheDeviceCannotDrawStayOnTheHost shows; with it, only top_k off or past
+// the bound and sample_on_device false do.
+TEST_F(DevicePenalty, OnlySettingsTheDeviceCannotDrawStayOnTheHost) {
+  Generator g = make();
+  const auto prompt = encode("Host");
+  GenerationOptions off = with_penalty(drawn(12, 3), 1.2f), big = off, host = off;
+  off.sampling.top_k = 0;
+  big.sampling.top_k = ops::sampling::kMaxTopK + 1;
+  host.sample_on_device = false;
+  for (const GenerationOptions& o : {off, big, host}) expect_on_the_host(g, prompt, o, "on the host");
+  g.reset();
+  EXPECT_TRUE(run(g, prompt, with_penalty(drawn(12, 3), 1.2f), {3, 1}).result.stats.drawn_on_device);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ std::string byte_level(int byte) {
 
 }  // namespace
 
-ToyModel toy_model(bool all_logits, bool next_token, bool device_sampling) {
+ToyModel toy_model(bool all_logits, bool next_token, bool device_sampling, bool device_penalty) {
   graph::GraphBuilder b;
   const graph::SymId seq = b.sym("seq_len", 1, toy::kMaxPrefill);
   const graph::ValueId pos = b.sym_value(b.sym("input_pos", 0, toy::kMaxSeq - 1));
@@ -76,7 +76,13 @@ ToyModel toy_model(bool all_logits, bool next_token, bool device_sampling) {
   b.output("logits", logits);
   if (next_token) {
     const graph::ValueId row = all_logits ? b.op1("select", {logits}, {{"dim", 1}, {"index", -1}}) : logits;
-    if (device_sampling) {
+    if (device_sampling && device_penalty) {
+      const graph::ValueId words = b.input("sampling", DType::i32, {8});
+      const graph::ValueId seen = b.mutable_buffer("seen_tokens", DType::i32, {(toy::kVocab + 31) / 32});
+      const std::vector<graph::ValueId> pick = b.op("sample_token_penalized", {row, words, pos, seen});
+      b.mutate(seen, pick[1]);
+      b.output("next_token", pick[0]);
+    } else if (device_sampling) {
       b.output("next_token", b.op1("sample_token", {row, b.input("sampling", DType::i32, {8}), pos}));
     } else {
       b.output("next_token", b.op1("argmax", {row}, {{"dim", -1}, {"keepdim", true}}));

@@ -32,9 +32,11 @@ struct ToyModel {
 // all_logits: "logits" is [1, seq, vocab], every position's (LoadOptions::all_logits).
 // next_token: also the output "next_token", i32 [1, 1], the last position's argmax (as the decoder
 // builder emits it), which lets the generator pipeline greedy decoding.
-// next_token: the argmax, or with `device_sampling` sample_token following an input "sampling"
-// (models/model.h).
-ToyModel toy_model(bool all_logits = false, bool next_token = true, bool device_sampling = false);
+// next_token: the argmax, or with `device_sampling` sample_token following an input "sampling",
+// or with `device_penalty` too sample_token_penalized with the state "seen_tokens", as the
+// decoder builder emits it (models/model.h).
+ToyModel toy_model(bool all_logits = false, bool next_token = true, bool device_sampling = false,
+                   bool device_penalty = false);
 
 tokenizer::Tokenizer toy_tokenizer();
 

@@ -64,7 +64,11 @@ TEST(Contract, InputsOutputsCachesAndWeights) {
       EXPECT_EQ(*t, (graph::TensorType{DType::f16, {1, 2, 64, 16}, {}}));
     }
   }
-  EXPECT_EQ(g.mutations.size(), 4u);
+  // The seen set of the device's repetition penalty: a bit per token of the 96.
+  const auto* seen = buffer_type(g, "seen_tokens");
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(*seen, (graph::TensorType{DType::i32, {3}, {}}));
+  EXPECT_EQ(g.mutations.size(), 5u);
   // Q4 by default, with f16 scales in groups of 32; q, k and v stacked into one weight.
   const auto* qkv = constant_type(g, "model.layers.0.self_attn.qkv_proj.weight");
   ASSERT_NE(qkv, nullptr);

@@ -12,7 +12,7 @@ void register_nn(OpRegistry& r);          // rms_norm, layer_norm, embedding, ma
 void register_layout(OpRegistry& r);      // permute, transpose, squeeze, unsqueeze, cat, contiguous
 void register_reshape(OpRegistry& r);     // reshape, expand (sizes given as Dims)
 void register_indexing(OpRegistry& r);    // slice, select
-void register_sampling(OpRegistry& r);    // sample_token
+void register_sampling(OpRegistry& r);    // sample_token, sample_token_penalized
 void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear_qkv,
                                            // add_rms_norm_linear_qkv/_swiglu,
                                            // linear_swiglu_linear (and add_rms_norm_), update_cache,

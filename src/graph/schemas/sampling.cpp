@@ -1,11 +1,18 @@
 // sample_token(logits [1, V] f32, sampling [8] i32, position) -> i32 [1, 1]: the next token
 // picked from one row of logits on the device. `sampling` holds the settings as words (top_k,
-// then 1 / temperature, top_p and min_p as f32 bits, the seed's low and high halves, two zeros;
-// ops/sampling/sample_params.h writes them): top_k 0 is greedy (the largest logit, the lowest
-// index on ties, as argmax); 1 to 128 draws from the top_k largest logits times 1 / temperature,
-// cut by top_p and min_p, with a uniform number from the seed and `position` (the step's
-// input_pos), so a draw is the same for the same logits, settings and position. -1 where no
-// logit can be picked (all NaN; sampling also skips infinities).
+// then 1 / temperature, top_p and min_p as f32 bits, the seed's low and high halves, a repetition
+// penalty and its inverse as f32 bits; ops/sampling/sample_params.h writes them): top_k 0 is
+// greedy (the largest logit, the lowest index on ties, as argmax); 1 to 128 draws from the top_k
+// largest logits times 1 / temperature, cut by top_p and min_p, with a uniform number from the
+// seed and `position` (the step's input_pos), so a draw is the same for the same logits, settings
+// and position. -1 where no logit can be picked (all NaN; sampling also skips infinities).
+// sample_token leaves the penalty words unused.
+//
+// sample_token_penalized(logits, sampling, position, seen [ceil(V / 32)] i32) -> (token, seen'):
+// the same after the penalty words (0: none) are applied to the logits of the tokens `seen`
+// holds (token t: bit t % 32 of word t / 32), a logit below 0 times the penalty, others times its
+// inverse; seen' is seen with the picked token added (a decoder keeps it as state: the tokens of
+// its context).
 #include "graph/error.h"
 #include "graph/schemas/families.h"
 #include "graph/schemas/infer_util.h"
@@ -15,6 +22,18 @@ namespace wgx::graph::schemas {
 
 namespace {
 
+// The logits' vocabulary, after checking the first two inputs.
+int64_t check_logits_and_words(const InferContext& ctx) {
+  const Shape& logits = ctx.shape(0);
+  if (!logits[0].is_const(1) || !logits[1].is_const() || logits[1].value() < 1) {
+    throw GraphError(str("logits must be [1, vocab] with a constant vocab, not ", shape_text(ctx, logits)));
+  }
+  if (!ctx.shape(1)[0].is_const(8)) {
+    throw GraphError(str("sampling must hold 8 words, not ", shape_text(ctx, ctx.shape(1))));
+  }
+  return logits[1].value();
+}
+
 OpSchema sample_token() {
   OpSchema s;
   s.name = "sample_token";
@@ -22,20 +41,36 @@ OpSchema sample_token() {
               {.name = "sampling", .dtypes = DTypeSet{DType::i32}, .min_rank = 1, .max_rank = 1},
               {.name = "position", .dtypes = kIndexTypes, .max_rank = 0, .scalar_ok = true}};
   s.infer = [](const InferContext& ctx) {
-    const Shape& logits = ctx.shape(0);
-    if (!logits[0].is_const(1) || !logits[1].is_const() || logits[1].value() < 1) {
-      throw GraphError(str("logits must be [1, vocab] with a constant vocab, not ", shape_text(ctx, logits)));
-    }
-    if (!ctx.shape(1)[0].is_const(8)) {
-      throw GraphError(str("sampling must hold 8 words, not ", shape_text(ctx, ctx.shape(1))));
-    }
+    check_logits_and_words(ctx);
     return InferResult::success(DType::i32, Shape{Dim(1), Dim(1)});
+  };
+  return s;
+}
+
+OpSchema sample_token_penalized() {
+  OpSchema s = sample_token();
+  s.name = "sample_token_penalized";
+  s.inputs.push_back({.name = "seen", .dtypes = DTypeSet{DType::i32}, .min_rank = 1, .max_rank = 1});
+  s.num_outputs = 2;
+  s.infer = [](const InferContext& ctx) {
+    const int64_t vocab = check_logits_and_words(ctx);
+    const int64_t words = (vocab + 31) / 32;
+    if (!ctx.shape(3)[0].is_const(words)) {
+      throw GraphError(str("seen must hold ", words, " words (a bit per token of ", vocab, "), not ",
+                           shape_text(ctx, ctx.shape(3))));
+    }
+    InferResult r;
+    r.outputs = {TensorType{DType::i32, Shape{Dim(1), Dim(1)}, {}}, TensorType{DType::i32, Shape{Dim(words)}, {}}};
+    return r;
   };
   return s;
 }
 
 }  // namespace
 
-void register_sampling(OpRegistry& r) { r.add(sample_token()); }
+void register_sampling(OpRegistry& r) {
+  r.add(sample_token());
+  r.add(sample_token_penalized());
+}
 
 }  // namespace wgx::graph::schemas

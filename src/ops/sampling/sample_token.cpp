@@ -1,8 +1,10 @@
-// sample_token (graph/schemas/sampling.cpp) in one dispatch of sample_token.wgsl: a workgroup per
-// chunk of kChunk logits finds the chunk's candidates, and the last to finish merges them and
-// picks the token (the dispatch's count, set back to 0 by that workgroup, lives with the node).
-// Greedy and sampled steps are the same dispatch; the sampling words choose at run time, so one
-// graph serves both and a generation changes its settings by writing 8 words.
+// sample_token and sample_token_penalized (graph/schemas/sampling.cpp) in one dispatch of
+// sample_token.wgsl: a workgroup per chunk of kChunk logits finds the chunk's candidates, and the
+// last to finish merges them and picks the token (the dispatch's count, set back to 0 by that
+// workgroup, lives with the node). Greedy and sampled steps are the same dispatch; the sampling
+// words choose at run time, so one graph serves both and a generation changes its settings by
+// writing 8 words. sample_token_penalized binds its seen set (registered in_place: input 3 as
+// output 1) and adds the picked token to it; sample_token binds a word of its own there.
 #include <memory>
 
 #include "ops/common.h"
@@ -32,32 +34,49 @@ std::string guard(const NodeContext& ctx) {
   return "";
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+std::string guard_penalized(const NodeContext& ctx) {
+  if (auto why = guard(ctx); !why.empty()) return why;
+  if (ctx.input(3).storage != runtime::Storage::I32) return "the seen set is not stored as i32 words";
+  return "";
+}
+
+runtime::InPlace seen_in_place() { return {{3, 1}}; }
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool penalized) {
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *shaders::find_sampling("sample_token"),
       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-       gpu::Binding::Storage, gpu::Binding::Storage});
+       gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage});
   const auto chunks = static_cast<uint32_t>((vocab_of(ctx) + kChunk - 1) / kChunk);
   auto steps = std::make_unique<Steps>();
-  const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.input(1).binding(),
-                                                ctx.output(0).binding(),
-                                                steps->own(ctx, 4 * kChunkWords * chunks, "candidates"),
-                                                steps->own(ctx, 4, "merge count")};
+  const std::vector<gpu::BufferBinding> buffers{
+      ctx.input(0).binding(),
+      ctx.input(1).binding(),
+      ctx.output(0).binding(),
+      steps->own(ctx, 4 * kChunkWords * chunks, "candidates"),
+      steps->own(ctx, 4, "merge count"),
+      penalized ? ctx.output(1).binding() : steps->own(ctx, 4, "no seen set")};
   const auto vocab = static_cast<uint32_t>(vocab_of(ctx));
+  const auto seen = static_cast<uint32_t>(penalized ? sampling::seen_words(vocab) : 0);
   steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, 4, [=](const NodeContext& c) {
     DispatchExec::Launch l;
     // The random stream's index: a position's draws differ from every other's.
-    l.params = {vocab, chunks, static_cast<uint32_t>(c.sym_input(2)), 0};
+    l.params = {vocab, chunks, static_cast<uint32_t>(c.sym_input(2)), seen};
     l.workgroups = chunks;
     return l;
   }));
-  return steps;
+  if (!penalized) return steps;
+  return std::make_unique<InPlaceExec>(ctx, seen_in_place(), std::move(steps));
 }
 
 }  // namespace
 
 void register_sampling(runtime::KernelRegistry& registry) {
-  registry.add({"sample_token", {{"one_pass", guard, build}}});
+  registry.add({"sample_token", {{"one_pass", guard, [](const NodeContext& c) { return build(c, false); }}}});
+  registry.add({"sample_token_penalized",
+                {{"one_pass", guard_penalized, [](const NodeContext& c) { return build(c, true); }}},
+                false,
+                seen_in_place()});
 }
 
 }  // namespace wgx::ops

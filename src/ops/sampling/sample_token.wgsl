@@ -1,5 +1,8 @@
-// sample_token: the next token drawn from one row of logits, in one dispatch (sample_token.cpp
-// says what the op computes; sample_params.h the words of S).
+// sample_token and sample_token_penalized: the next token drawn from one row of logits, in one
+// dispatch (sample_token.cpp says what the ops compute; sample_params.h the words of S).
+//
+// With a seen set (params.seen_words > 0: sample_token_penalized), the logits of the tokens it
+// holds are penalized as they are loaded (words 6 and 7), and the token picked joins the set.
 //
 // Every workgroup takes a chunk of CHUNK logits, PER consecutive ones per invocation, as keys: a
 // u32 per value that orders like the value (0 for what cannot be picked). Greedy (k = 0): the
@@ -18,17 +21,19 @@ struct Params {
   vocab: u32,
   chunks: u32,   // workgroups: ceil(vocab / CHUNK)
   counter: u32,  // the step's position: the random stream's index
-  pad: u32,
+  seen_words: u32,  // words of Seen (0: no seen set, no penalty)
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> X: array<f32>;
 // The sampling words: top_k (0: greedy), 1 / temperature, top_p, min_p (f32 bits), seed low and
-// high, two zeros.
+// high, the repetition penalty and its inverse (f32 bits; 0: off).
 @group(0) @binding(2) var<storage, read> S: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
 // Per chunk, CSTRIDE words: candidate count, threshold key, CAP keys, CAP indices.
 @group(0) @binding(4) var<storage, read_write> Cand: array<u32>;
 @group(0) @binding(5) var<storage, read_write> Count: array<atomic<u32>>;
+// The seen set: token t is bit t % 32 of word t / 32 (a word of its own where there is none).
+@group(0) @binding(6) var<storage, read_write> Seen: array<atomic<u32>>;
 
 const WG = 256u;
 const CHUNK = 2048u;    // kChunk on the host
@@ -215,6 +220,12 @@ fn radix_select(lid: u32, mode: u32, keys: ptr<function, array<u32, PER>>, n: u3
   return prefix;
 }
 
+// The token picked (NONE: nothing could be), which joins the seen set.
+fn pick(token: u32) {
+  Out[0] = token;
+  if (token != NONE && token / 32u < params.seen_words) { atomicOr(&Seen[token / 32u], 1u << (token % 32u)); }
+}
+
 fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
   return ka > kb || (ka == kb && ia < ib);
 }
@@ -243,11 +254,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let greedy = k == 0u;
   let inv_t = bitcast<f32>(S[1]);
   let first = chunk * CHUNK + lid * PER;
+  // PER divides 32: an invocation's tokens are bits of one word of the seen set.
+  var seen = 0u;
+  let penalty = bitcast<f32>(S[6]);
+  let inv_penalty = bitcast<f32>(S[7]);
+  if (params.seen_words > 0u && S[6] != 0u && first / 32u < params.seen_words) {
+    seen = atomicLoad(&Seen[first / 32u]) >> (first % 32u);
+  }
   var keys: array<u32, PER>;
   for (var j = 0u; j < PER; j++) {
     keys[j] = 0u;
     if (first + j < params.vocab) {
-      let x = X[first + j];
+      var x = X[first + j];
+      if (((seen >> j) & 1u) != 0u) { x = select(x * inv_penalty, x * penalty, x < 0.0); }
       keys[j] = key_of(select(x * inv_t, x, greedy), !greedy);
     }
   }
@@ -320,7 +339,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     best_of_all(lid, bk, bi);
-    if (lid == 0u) { Out[0] = select(NONE, red_i[0], red_k[0] != 0u); }
+    if (lid == 0u) { pick(select(NONE, red_i[0], red_k[0] != 0u)); }
     return;
   }
 
@@ -397,6 +416,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   workgroupBarrier();
   if (lid == 0u) {
     let win = min(atomicLoad(&shared_u[3]), m - 1u);
-    Out[0] = select(NONE, sorted_i[win], kept > 0u);
+    pick(select(NONE, sorted_i[win], kept > 0u));
   }
 }

@@ -1,6 +1,6 @@
 // The host's reference of sample_token (graph/schemas/sampling.cpp, sample_token.wgsl): the same
 // candidates, cuts and draw, in double, and how close the draw came to a boundary where the
-// device's f32 sums could decide the other way.
+// device's f32 sums could decide the other way; and of sample_token_penalized's penalty.
 #pragma once
 
 #include <algorithm>
@@ -48,6 +48,19 @@ inline std::vector<Cand> cut(const std::vector<Cand>& c, float t, int64_t cap) {
   for (const Cand& x : ties) {
     if (static_cast<int64_t>(out.size()) >= cap) break;
     out.push_back(x);
+  }
+  return out;
+}
+
+// The logits as sample_token_penalized's penalty leaves them: each token of `seen` (repeats
+// allowed) penalized once, by the words' penalty (nothing changes where it is off).
+inline std::vector<float> penalize(std::span<const float> logits, std::span<const int32_t> seen, const Words& w) {
+  std::vector<float> out(logits.begin(), logits.end());
+  if (w[6] == 0) return out;
+  std::vector<bool> in(out.size(), false);
+  for (int32_t t : seen) in.at(static_cast<size_t>(t)) = true;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (in[i]) out[i] = penalized(out[i], w);
   }
   return out;
 }

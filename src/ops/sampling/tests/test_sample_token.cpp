@@ -2,9 +2,13 @@
 // picks, draws over a grid of settings and positions (each the reference's token unless the draw
 // lies within rounding of a boundary, which skips it), ties at the top-k cut beyond the bounds,
 // fewer finite logits than k, nothing to pick, the draws' frequencies over many positions, and
-// what the route refuses.
+// what the route refuses. sample_token_penalized: picks from the logits penalized over its seen
+// set, the picked token added to the set, and a run of greedy picks that each skip the tokens
+// picked before; sample_token leaves the penalty words alone.
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -22,6 +26,7 @@ namespace {
 using graph::DType;
 using graph::GraphBuilder;
 using ops::sampling::Words;
+using ops::sampling::testing::penalize;
 using ops::sampling::testing::reference_draw;
 using testing::random_floats;
 using testing::shared_context;
@@ -231,6 +236,133 @@ TEST(SampleToken, AVocabularyPastTheBoundOrAPositionTensorIsRefused) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   }
+}
+
+// ---- sample_token_penalized ---------------------------------------------------------------------
+
+// A program of one sample_token_penalized node over `vocab` logits, its seen set a mutable buffer.
+struct PenalizedSampler {
+  int64_t vocab;
+  std::unique_ptr<Program> prog;
+  explicit PenalizedSampler(int64_t v) : vocab(v) {
+    GraphBuilder b;
+    const auto logits = b.input("logits", DType::f32, {1, v});
+    const auto words = b.input("sampling", DType::i32, {8});
+    const auto pos = b.sym_value(b.sym("pos", 0, 1 << 20));
+    const auto seen = b.mutable_buffer("seen", DType::i32, {ops::sampling::seen_words(v)});
+    const auto outs = b.op("sample_token_penalized", {logits, words, pos, seen}, {});
+    b.mutate(seen, outs[1]);
+    b.output("token", outs[0]);
+    prog = std::make_unique<Program>(shared_context(), b.build(), b.weights());
+  }
+  void set(const std::vector<float>& logits, const Words& w) {
+    prog->set_input<float>("logits", logits, {1, vocab});
+    prog->set_input<int32_t>("sampling", w, {8});
+  }
+  void set_seen(const std::vector<int32_t>& tokens) { prog->write_state<int32_t>("seen", bits(tokens)); }
+  std::vector<int32_t> bits(const std::vector<int32_t>& tokens) const {
+    std::vector<int32_t> w(static_cast<size_t>(ops::sampling::seen_words(vocab)), 0);
+    for (int32_t t : tokens) w[static_cast<size_t>(t / 32)] |= static_cast<int32_t>(1u << (t % 32));
+    return w;
+  }
+  std::vector<int32_t> seen_now() const {
+    const std::vector<uint8_t> bytes = prog->read_state_storage("seen");
+    std::vector<int32_t> w(bytes.size() / 4);
+    std::memcpy(w.data(), bytes.data(), bytes.size());
+    return w;
+  }
+  int32_t draw(uint32_t pos) {
+    prog->set_sym("pos", pos);
+    prog->execute();
+    return static_cast<int32_t>(prog->read_f32("token").at(0));
+  }
+};
+
+// A seen set that holds many of the likeliest tokens (where a penalty changes the most) and a
+// random tenth of the rest.
+std::vector<int32_t> seen_set(const std::vector<float>& logits, uint32_t seed) {
+  const std::vector<float> u = random_floats(logits.size(), seed, 0.f, 1.f);
+  std::vector<int32_t> seen;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (u[i] < (logits[i] > 1.f ? 0.5f : 0.1f)) seen.push_back(static_cast<int32_t>(i));
+  }
+  return seen;
+}
+
+// Greedy and drawn picks over settings with a penalty, an encouragement (below 1) and none, each
+// the reference's pick from the penalized logits (unless a draw lies within rounding of a
+// boundary), and the seen set afterwards the set with the pick added. The negative control: the
+// penalty changes the reference's pick in many of the cases (a kernel that ignored the set or the
+// words would fail them).
+TEST(SampleTokenPenalized, PicksMatchThePenalizedReferenceAndJoinTheSeenSet) {
+  struct Setting {
+    int32_t k;
+    float t, p, min_p, penalty;
+  };
+  const std::vector<Setting> settings{{0, 1.f, 1.f, 0.f, 1.5f},     {0, 1.f, 1.f, 0.f, 0.5f},
+                                      {40, 0.8f, 0.95f, 0.05f, 1.3f}, {128, 1.f, 0.9f, 0.f, 3.f},
+                                      {5, 0.7f, 1.f, 0.f, 0.7f},      {40, 0.8f, 0.95f, 0.05f, 1.f}};
+  int checked = 0, skipped = 0, changed = 0;
+  for (const int64_t vocab : {int64_t{1000}, int64_t{9001}, int64_t{151936}}) {
+    PenalizedSampler s(vocab);
+    const std::vector<float> logits = lm_logits(static_cast<size_t>(vocab), static_cast<uint32_t>(vocab) + 3);
+    const std::vector<int32_t> seen = seen_set(logits, static_cast<uint32_t>(vocab));
+    for (size_t i = 0; i < settings.size(); ++i) {
+      const Setting& g = settings[i];
+      const Words w = g.k == 0 ? ops::sampling::greedy_words(g.penalty)
+                               : ops::sampling::sampling_words(g.k, g.t, g.p, g.min_p, 77 + i, g.penalty);
+      s.set(logits, w);
+      const std::vector<float> penalized = penalize(logits, seen, w);
+      for (uint32_t pos : {0u, 5u, 4095u}) {
+        s.set_seen(seen);
+        const auto want = reference_draw(penalized, w, pos);
+        if (want.token != reference_draw(logits, w, pos).token) ++changed;
+        const int32_t got = s.draw(pos);
+        const std::string what = "vocab " + std::to_string(vocab) + " setting " + std::to_string(i) + " pos " +
+                                 std::to_string(pos);
+        ASSERT_GE(got, 0) << what;
+        std::vector<int32_t> after = seen;
+        after.push_back(got);
+        EXPECT_EQ(s.seen_now(), s.bits(after)) << what;
+        if (want.margin < 1e-4) {
+          ++skipped;
+          continue;
+        }
+        ++checked;
+        EXPECT_EQ(got, want.token) << what;
+      }
+    }
+  }
+  EXPECT_GE(checked, 9 * (checked + skipped) / 10) << skipped << " draws near a boundary";
+  EXPECT_GE(changed, 15) << "the penalty changed too few picks to show it is applied";
+}
+
+// Greedy picks with a strong penalty, the set never written again: each pick joins the set, so
+// the next is the largest logit not yet picked, in order. Without the penalty (the negative
+// control) the same token comes every time.
+TEST(SampleTokenPenalized, EachPickJoinsTheSetForTheNext) {
+  const int64_t vocab = 5000;
+  PenalizedSampler s(vocab);
+  const std::vector<float> logits = random_floats(static_cast<size_t>(vocab), 31, 1.f, 2.f);  // all > 0
+  std::vector<int32_t> order(static_cast<size_t>(vocab));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)];
+  });
+  s.set(logits, ops::sampling::greedy_words(100.f));
+  s.set_seen({});
+  for (uint32_t step = 0; step < 12; ++step) EXPECT_EQ(s.draw(step), order[step]) << step;
+  s.set(logits, ops::sampling::greedy_words());
+  for (uint32_t step = 0; step < 3; ++step) EXPECT_EQ(s.draw(step), order[0]) << step;
+}
+
+// sample_token has no seen set: the penalty words change nothing.
+TEST(SampleTokenPenalized, SampleTokenLeavesThePenaltyWordsAlone) {
+  const int64_t vocab = 3000;
+  Sampler plain(vocab);
+  const std::vector<float> logits = lm_logits(static_cast<size_t>(vocab), 8);
+  plain.set(logits, ops::sampling::greedy_words(1000.f));
+  EXPECT_EQ(plain.draw(2), reference_draw(logits, ops::sampling::greedy_words(), 2).token);
 }
 
 }  // namespace
