@@ -157,9 +157,11 @@ OpCase mlp_q4_case(const Geometry& g, int64_t m) {
 }
 
 // Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
-// drawing (wgx run's default sampling), on logits uniform in [-1, 1] or, with `spread`, normal
-// with that standard deviation (the synthetic models' logits spread ~45), and with `outlier` one
-// of them at 14 times that (as the synthetic models' decode logits have the input token's own).
+// drawing (wgx run's default sampling; "penalized": sample_token_penalized with a repetition
+// penalty of 1.1 too, its seen set starting empty), on logits uniform in [-1, 1] or, with
+// `spread`, normal with that standard deviation (the synthetic models' logits spread ~45), and
+// with `outlier` one of them at 14 times that (as the synthetic models' decode logits have the
+// input token's own).
 OpCase pick_case(const Geometry& g, const char* how, double spread = 0, bool outlier = false) {
   OpCase c;
   c.family = "sampling";
@@ -168,19 +170,29 @@ OpCase pick_case(const Geometry& g, const char* how, double spread = 0, bool out
            (outlier ? " + one far above" : "");
   const int64_t v = g.vocab;
   const bool argmax = std::string(how) == "argmax";
-  c.build = [v, argmax](GraphBuilder& b) {
+  const bool penalized = std::string(how) == "sample_token.penalized";
+  c.build = [v, argmax, penalized](GraphBuilder& b) {
     auto logits = b.input("logits", DType::f32, {1, v});
     if (argmax) {
       b.output("token", b.op1("argmax", {logits}, {{"dim", -1}, {"keepdim", true}}));
       return;
     }
     auto words = b.input("sampling", DType::i32, {8});
-    b.output("token", b.op1("sample_token", {logits, words, b.sym_value(b.sym("pos", 0, 1 << 20))}));
+    auto pos = b.sym_value(b.sym("pos", 0, 1 << 20));
+    if (!penalized) {
+      b.output("token", b.op1("sample_token", {logits, words, pos}));
+      return;
+    }
+    auto seen = b.mutable_buffer("seen", DType::i32, {ops::sampling::seen_words(v)});
+    auto outs = b.op("sample_token_penalized", {logits, words, pos, seen});
+    b.mutate(seen, outs[1]);
+    b.output("token", outs[0]);
   };
   if (!argmax) {
+    const float penalty = penalized ? 1.1f : 1.0f;
     const ops::sampling::Words w = std::string(how) == "sample_token.greedy"
                                        ? ops::sampling::greedy_words()
-                                       : ops::sampling::sampling_words(40, 0.8f, 0.95f, 0.05f, 1);
+                                       : ops::sampling::sampling_words(40, 0.8f, 0.95f, 0.05f, 1, penalty);
     std::vector<uint8_t> bytes(sizeof w);
     std::memcpy(bytes.data(), w.data(), sizeof w);
     c.inputs = {{"sampling", bytes}};
@@ -417,6 +429,7 @@ std::vector<OpCase> model_cases() {
     for (const char* how : {"argmax", "sample_token.greedy", "sample_token.drawn"}) cases.push_back(pick_case(g, how));
     cases.push_back(pick_case(g, "sample_token.drawn", 45));
     cases.push_back(pick_case(g, "sample_token.drawn", 45, true));
+    cases.push_back(pick_case(g, "sample_token.penalized", 45, true));
   }
   return cases;
 }
