@@ -512,8 +512,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   check_context(a, m.limits.max_seq);
   const std::vector<int32_t> prompt = make_prompt(m, a);
   const int64_t start = a.start();
-  // --sample pipelines where the device can draw (the model's "sampling" input), else the host
-  // samples, synchronously.
+  // --sample pipelines where the device can pick with its settings (the model's "sampling" input,
+  // with a repetition penalty its "seen_tokens" state), else the host samples, synchronously.
   const bool device_settings = a.sample && !a.sync && llm::device_can_pick(a.settings, m.limits);
   const bool drawn = device_settings && !a.settings.greedy();
   const bool pipelined = !a.sync && m.limits.next_token && (!a.sample || device_settings);

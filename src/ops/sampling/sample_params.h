@@ -36,17 +36,18 @@ inline Words greedy_words(float penalty = 1.0f) {
 }
 
 // Sampling from the top_k (1 .. kMaxTopK) largest of logits / temperature (> 0), then top_p
-// (>= 1: off) and min_p (<= 0: off).
+// (>= 1: off) and min_p (<= 0: off); a repetition penalty before them (1: off).
 inline Words sampling_words(int32_t top_k, float temperature, float top_p, float min_p, uint64_t seed,
                             float penalty = 1.0f) {
+  const auto p = penalty_words(penalty);
   return {top_k,
           std::bit_cast<int32_t>(1.0f / temperature),
           std::bit_cast<int32_t>(top_p),
           std::bit_cast<int32_t>(min_p),
           static_cast<int32_t>(static_cast<uint32_t>(seed)),
           static_cast<int32_t>(static_cast<uint32_t>(seed >> 32)),
-          penalty_words(penalty)[0],
-          penalty_words(penalty)[1]};
+          p[0],
+          p[1]};
 }
 
 // sample_token_penalized's seen set: a bit per token (token t: bit t % 32 of word t / 32), in
