@@ -88,8 +88,10 @@ struct GenerationOptions {
   int64_t prefill_chunk = 0;              // tokens per prefill step; 0: the model's max_prefill
   // Steps kept on the device at once where the device picks the tokens (device_can_pick; drawn
   // ones only where sample_on_device holds). 0 decodes synchronously (the logits read back, the
-  // token picked on the host). Greedy tokens are the same either way; sampled ones come from
-  // another random stream (the same distribution).
+  // token picked on the host). Greedy tokens are the same either way (with a repetition penalty,
+  // up to the host dividing by it where the device multiplies by its inverse: an ulp, which
+  // decides only exact near-ties); sampled ones come from another random stream (the same
+  // distribution).
   int64_t decode_in_flight = 6;
   // Draw sampled tokens on the device where the settings allow it (see decode_in_flight); false
   // keeps the host sampler (any top_k, the host's random stream).
