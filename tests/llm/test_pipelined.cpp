@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
@@ -404,6 +405,24 @@ GenerationOptions drawn(int64_t n, uint64_t seed) {
 
 class DeviceSampling : public ToySuite<true> {};
 
+// Replays a generation one step at a time from a reset state: the prompt, then each generated
+// token but the last; `each(i, pos, logits)` gets the logits that token i was picked from, at the
+// step's input_pos.
+void replay(runtime::Program& p, const std::vector<int32_t>& prompt, const std::vector<int32_t>& tokens,
+            const std::function<void(size_t i, int64_t pos, const std::vector<float>& logits)>& each) {
+  p.reset_state();
+  std::vector<int32_t> feed = prompt;
+  int64_t pos = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    p.set_input<int32_t>("tokens", feed, {1, static_cast<int64_t>(feed.size())});
+    p.set_sym("input_pos", pos);
+    p.execute();
+    each(i, pos, p.read_f32("logits"));
+    pos += static_cast<int64_t>(feed.size());
+    feed = {tokens[i]};
+  }
+}
+
 // The generated tokens replayed one step at a time: each must be the reference's draw from that
 // step's logits with the step's input_pos as the random stream's index (unless the draw lies
 // within rounding of a boundary).
@@ -416,26 +435,16 @@ TEST_F(DeviceSampling, EveryTokenIsTheReferenceDrawOfItsStepsLogits) {
   ASSERT_TRUE(r.stats.pipelined);
   ASSERT_TRUE(r.stats.drawn_on_device);
   ASSERT_EQ(r.tokens.size(), 40u);
-  runtime::Program& p = *program_;
-  p.reset_state();
   const ops::sampling::Words w = device_words(o.sampling);
-  p.set_input<int32_t>("sampling", w, {8});
+  program_->set_input<int32_t>("sampling", w, {8});
   int checked = 0;
-  std::vector<int32_t> feed = prompt;
-  int64_t pos = 0;
-  for (const int32_t token : r.tokens) {
-    p.set_input<int32_t>("tokens", feed, {1, static_cast<int64_t>(feed.size())});
-    p.set_sym("input_pos", pos);
-    p.execute();
-    const std::vector<float> logits = p.read_f32("logits");
+  replay(*program_, prompt, r.tokens, [&](size_t i, int64_t pos, const std::vector<float>& logits) {
     const auto want = ops::sampling::testing::reference_draw(logits, w, static_cast<uint32_t>(pos));
     if (want.margin >= 1e-4) {
       ++checked;
-      EXPECT_EQ(token, want.token) << "position " << pos;
+      EXPECT_EQ(r.tokens[i], want.token) << "position " << pos;
     }
-    pos += static_cast<int64_t>(feed.size());
-    feed = {token};
-  }
+  });
   EXPECT_GE(checked, 36);
   std::set<int32_t> distinct(r.tokens.begin(), r.tokens.end());
   EXPECT_GT(distinct.size(), 5u);  // drawn, not a greedy run
@@ -518,7 +527,6 @@ TEST_F(DevicePenalty, EveryTokenIsTheReferencePickOfItsPenalizedLogits) {
   ASSERT_TRUE(limits_.device_penalty);
   Generator g = make();
   const std::vector<int32_t> prompt = encode("Penalty, penalty");  // one prefill step
-  runtime::Program& p = *program_;
   int blind_total = 0;
   for (const float penalty : {1.8f, 0.6f}) {
     for (const bool greedy_pick : {true, false}) {
@@ -529,30 +537,22 @@ TEST_F(DevicePenalty, EveryTokenIsTheReferencePickOfItsPenalizedLogits) {
       ASSERT_TRUE(r.stats.pipelined) << what;
       EXPECT_EQ(r.stats.drawn_on_device, !greedy_pick) << what;
       ASSERT_EQ(r.tokens.size(), 30u) << what;
-      p.reset_state();
       const ops::sampling::Words w = device_words(o.sampling);
-      p.set_input<int32_t>("sampling", ops::sampling::greedy_words(), {8});  // its picks unused here
+      program_->set_input<int32_t>("sampling", ops::sampling::greedy_words(), {8});  // its picks unused here
       int checked = 0;
-      std::vector<int32_t> feed = prompt, context = prompt, generated;
-      int64_t pos = 0;
-      for (const int32_t token : r.tokens) {
-        p.set_input<int32_t>("tokens", feed, {1, static_cast<int64_t>(feed.size())});
-        p.set_sym("input_pos", pos);
-        p.execute();
-        const std::vector<float> logits = p.read_f32("logits");
+      std::vector<int32_t> context = prompt, generated;
+      replay(*program_, prompt, r.tokens, [&](size_t i, int64_t pos, const std::vector<float>& logits) {
         const auto at = static_cast<uint32_t>(pos);
         const auto want = reference_draw(penalize(logits, context, w), w, at);
         const auto blind = reference_draw(penalize(logits, generated, w), w, at);
         if (blind.token != want.token) ++blind_total;
         if (want.margin >= 1e-4) {
           ++checked;
-          EXPECT_EQ(token, want.token) << what << ", position " << pos;
+          EXPECT_EQ(r.tokens[i], want.token) << what << ", position " << pos;
         }
-        pos += static_cast<int64_t>(feed.size());
-        feed = {token};
-        context.push_back(token);
-        generated.push_back(token);
-      }
+        context.push_back(r.tokens[i]);
+        generated.push_back(r.tokens[i]);
+      });
       EXPECT_GE(checked, 26) << what;
     }
   }

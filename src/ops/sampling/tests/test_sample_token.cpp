@@ -34,21 +34,42 @@ using testing::shared_context;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// A program of one sample_token node over `vocab` logits.
+// A program of one sample_token node over `vocab` logits, or with `penalized` of one
+// sample_token_penalized node, its seen set a mutable buffer.
 struct Sampler {
   int64_t vocab;
   std::unique_ptr<Program> prog;
-  explicit Sampler(int64_t v) : vocab(v) {
+  explicit Sampler(int64_t v, bool penalized = false) : vocab(v) {
     GraphBuilder b;
     const auto logits = b.input("logits", DType::f32, {1, v});
     const auto words = b.input("sampling", DType::i32, {8});
     const auto pos = b.sym_value(b.sym("pos", 0, 1 << 20));
-    b.output("token", b.op1("sample_token", {logits, words, pos}, {}));
+    if (penalized) {
+      const auto seen = b.mutable_buffer("seen", DType::i32, {ops::sampling::seen_words(v)});
+      const auto outs = b.op("sample_token_penalized", {logits, words, pos, seen}, {});
+      b.mutate(seen, outs[1]);
+      b.output("token", outs[0]);
+    } else {
+      b.output("token", b.op1("sample_token", {logits, words, pos}, {}));
+    }
     prog = std::make_unique<Program>(shared_context(), b.build(), b.weights());
   }
   void set(const std::vector<float>& logits, const Words& w) {
     prog->set_input<float>("logits", logits, {1, vocab});
     prog->set_input<int32_t>("sampling", w, {8});
+  }
+  // The seen set (penalized only): written from token ids, read as words.
+  void set_seen(const std::vector<int32_t>& tokens) { prog->write_state<int32_t>("seen", bits(tokens)); }
+  std::vector<int32_t> bits(const std::vector<int32_t>& tokens) const {
+    std::vector<int32_t> w(static_cast<size_t>(ops::sampling::seen_words(vocab)), 0);
+    for (int32_t t : tokens) w[static_cast<size_t>(t / 32)] |= static_cast<int32_t>(1u << (t % 32));
+    return w;
+  }
+  std::vector<int32_t> seen_now() const {
+    const std::vector<uint8_t> bytes = prog->read_state_storage("seen");
+    std::vector<int32_t> w(bytes.size() / 4);
+    std::memcpy(w.data(), bytes.data(), bytes.size());
+    return w;
   }
   int32_t draw(uint32_t pos) {
     prog->set_sym("pos", pos);
@@ -240,44 +261,6 @@ TEST(SampleToken, AVocabularyPastTheBoundOrAPositionTensorIsRefused) {
 
 // ---- sample_token_penalized ---------------------------------------------------------------------
 
-// A program of one sample_token_penalized node over `vocab` logits, its seen set a mutable buffer.
-struct PenalizedSampler {
-  int64_t vocab;
-  std::unique_ptr<Program> prog;
-  explicit PenalizedSampler(int64_t v) : vocab(v) {
-    GraphBuilder b;
-    const auto logits = b.input("logits", DType::f32, {1, v});
-    const auto words = b.input("sampling", DType::i32, {8});
-    const auto pos = b.sym_value(b.sym("pos", 0, 1 << 20));
-    const auto seen = b.mutable_buffer("seen", DType::i32, {ops::sampling::seen_words(v)});
-    const auto outs = b.op("sample_token_penalized", {logits, words, pos, seen}, {});
-    b.mutate(seen, outs[1]);
-    b.output("token", outs[0]);
-    prog = std::make_unique<Program>(shared_context(), b.build(), b.weights());
-  }
-  void set(const std::vector<float>& logits, const Words& w) {
-    prog->set_input<float>("logits", logits, {1, vocab});
-    prog->set_input<int32_t>("sampling", w, {8});
-  }
-  void set_seen(const std::vector<int32_t>& tokens) { prog->write_state<int32_t>("seen", bits(tokens)); }
-  std::vector<int32_t> bits(const std::vector<int32_t>& tokens) const {
-    std::vector<int32_t> w(static_cast<size_t>(ops::sampling::seen_words(vocab)), 0);
-    for (int32_t t : tokens) w[static_cast<size_t>(t / 32)] |= static_cast<int32_t>(1u << (t % 32));
-    return w;
-  }
-  std::vector<int32_t> seen_now() const {
-    const std::vector<uint8_t> bytes = prog->read_state_storage("seen");
-    std::vector<int32_t> w(bytes.size() / 4);
-    std::memcpy(w.data(), bytes.data(), bytes.size());
-    return w;
-  }
-  int32_t draw(uint32_t pos) {
-    prog->set_sym("pos", pos);
-    prog->execute();
-    return static_cast<int32_t>(prog->read_f32("token").at(0));
-  }
-};
-
 // A seen set that holds many of the likeliest tokens (where a penalty changes the most) and a
 // random tenth of the rest.
 std::vector<int32_t> seen_set(const std::vector<float>& logits, uint32_t seed) {
@@ -304,7 +287,7 @@ TEST(SampleTokenPenalized, PicksMatchThePenalizedReferenceAndJoinTheSeenSet) {
                                       {5, 0.7f, 1.f, 0.f, 0.7f},      {40, 0.8f, 0.95f, 0.05f, 1.f}};
   int checked = 0, skipped = 0, changed = 0;
   for (const int64_t vocab : {int64_t{1000}, int64_t{9001}, int64_t{151936}}) {
-    PenalizedSampler s(vocab);
+    Sampler s(vocab, true);
     const std::vector<float> logits = lm_logits(static_cast<size_t>(vocab), static_cast<uint32_t>(vocab) + 3);
     const std::vector<int32_t> seen = seen_set(logits, static_cast<uint32_t>(vocab));
     for (size_t i = 0; i < settings.size(); ++i) {
@@ -342,7 +325,7 @@ TEST(SampleTokenPenalized, PicksMatchThePenalizedReferenceAndJoinTheSeenSet) {
 // control) the same token comes every time.
 TEST(SampleTokenPenalized, EachPickJoinsTheSetForTheNext) {
   const int64_t vocab = 5000;
-  PenalizedSampler s(vocab);
+  Sampler s(vocab, true);
   const std::vector<float> logits = random_floats(static_cast<size_t>(vocab), 31, 1.f, 2.f);  // all > 0
   std::vector<int32_t> order(static_cast<size_t>(vocab));
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
