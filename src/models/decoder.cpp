@@ -13,6 +13,7 @@
 #include "models/encode.h"
 #include "models/error.h"
 #include "models/progress.h"
+#include "ops/sampling/sample_params.h"
 
 namespace wgx::models {
 
@@ -109,8 +110,9 @@ class Decoder {
     ValueId last = logits;
     if (o_.all_logits) last = b_.op1("select", {logits}, {{"dim", 1}, {"index", -1}}, "next_token.last");
     const ValueId sampling = b_.input("sampling", DType::i32, {8});
-    // The tokens a repetition penalty applies to, a bit each (ops/sampling/sample_params.h).
-    const ValueId seen = b_.mutable_buffer("seen_tokens", DType::i32, {(c_.vocab_size + 31) / 32});
+    // The tokens a repetition penalty applies to, a bit each.
+    const ValueId seen =
+        b_.mutable_buffer("seen_tokens", DType::i32, {ops::sampling::seen_words(c_.vocab_size)});
     const std::vector<ValueId> pick =
         b_.op("sample_token_penalized", {last, sampling, pos_, seen}, {}, "next_token");
     b_.mutate(seen, pick[1]);

@@ -8,6 +8,7 @@
 
 #include "graph/builder.h"
 #include "llm/sampler.h"
+#include "ops/sampling/sample_params.h"
 
 namespace wgx::llm::test {
 
@@ -78,7 +79,8 @@ ToyModel toy_model(bool all_logits, bool next_token, bool device_sampling, bool 
     const graph::ValueId row = all_logits ? b.op1("select", {logits}, {{"dim", 1}, {"index", -1}}) : logits;
     if (device_sampling && device_penalty) {
       const graph::ValueId words = b.input("sampling", DType::i32, {8});
-      const graph::ValueId seen = b.mutable_buffer("seen_tokens", DType::i32, {(toy::kVocab + 31) / 32});
+      const graph::ValueId seen =
+          b.mutable_buffer("seen_tokens", DType::i32, {ops::sampling::seen_words(toy::kVocab)});
       const std::vector<graph::ValueId> pick = b.op("sample_token_penalized", {row, words, pos, seen});
       b.mutate(seen, pick[1]);
       b.output("next_token", pick[0]);
