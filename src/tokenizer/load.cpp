@@ -110,10 +110,12 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json,
     check_decoder(root.find("decoder"));
     impl->bpe = Bpe::parse(root.at("model"));
     impl->added = AddedVocab::parse(root.find("added_tokens"), impl->normalizer);
+    build_entries(*impl);
+    impl->post_processor = PostProcessor::parse(
+        root.find("post_processor"), [&](int32_t id) { return impl->entry(id) != nullptr; });
   } catch (const TokenizerError& e) {
     rethrow_with_source(e, impl->source);
   }
-  build_entries(*impl);
   const Tokenizer tok(impl);
   if (config_json) {
     const fs::path config_path = fs::path(source).parent_path() / "tokenizer_config.json";

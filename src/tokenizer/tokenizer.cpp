@@ -65,6 +65,16 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special
   return out;
 }
 
+std::vector<int32_t> Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
+  std::vector<int32_t> ids = encode(text, options.allow_special);
+  if (!options.add_special_tokens) return ids;
+  return post_process(ids);
+}
+
+std::vector<int32_t> Tokenizer::post_process(std::span<const int32_t> ids) const {
+  return impl_->post_processor.apply(ids);
+}
+
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
   std::string out;
   Utf8Repair repair;

@@ -7,6 +7,7 @@
 #include "tokenizer/added_vocab.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/normalizer.h"
+#include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -18,6 +19,7 @@ struct Tokenizer::Impl {
   PreTokenizer pre_tokenizer;
   Bpe bpe;
   AddedVocab added;
+  PostProcessor post_processor;
   SpecialTokens special_tokens;
 
   // Every token: its string (an added token's content wins over the vocab's), the bytes decode()

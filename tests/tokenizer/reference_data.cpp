@@ -38,7 +38,48 @@ Reference parse_reference(const std::string& name) {
   }
   return ref;
 }
+PromptReference parse_prompt_reference(const std::string& name) {
+  const fs::path data = WGX_TOKENIZER_TEST_DATA;
+  const nlohmann::json corpus = nlohmann::json::parse(read_text(data / "corpus.json"));
+  std::map<std::string, std::string> texts;
+  for (const auto& e : corpus.at("entries"))
+    texts.emplace(e.at("name").get<std::string>(), e.at("text").get<std::string>());
+  const fs::path path = data / (name + ".hf_ids.json");
+  const nlohmann::json json = nlohmann::json::parse(read_text(path));
+  PromptReference ref;
+  ref.name = name;
+  ref.transformers = json.at("transformers").get<std::string>();
+  for (const auto& e : json.at("entries")) {
+    const std::string entry = e.at("name").get<std::string>();
+    const auto text = texts.find(entry);
+    if (text == texts.end())
+      throw std::runtime_error(path.string() + ": \"" + entry + "\" is not a text of corpus.json");
+    ref.entries.push_back({entry, text->second, e.at("ids").get<std::vector<int32_t>>(),
+                           e.at("ids_no_special").get<std::vector<int32_t>>()});
+  }
+  if (ref.entries.size() != texts.size()) {
+    throw std::runtime_error(path.string() + " has " + std::to_string(ref.entries.size()) +
+                             " entries for the " + std::to_string(texts.size()) +
+                             " texts of corpus.json");
+  }
+  return ref;
+}
 }  // namespace
+
+const PromptReference& prompt_reference(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<PromptReference>> loaded;
+  const std::lock_guard lock(mutex);
+  auto& slot = loaded[name];
+  if (!slot) slot = std::make_unique<PromptReference>(parse_prompt_reference(name));
+  return *slot;
+}
+
+const Tokenizer& prompt_tokenizer(const std::string& name) {
+  if (name != "demo") return reference_tokenizer(name);
+  static const Tokenizer demo = Tokenizer::load(WGX_DEMO_MODEL);
+  return demo;
+}
 
 const Reference& reference(const std::string& name) {
   static std::mutex mutex;

@@ -1,5 +1,6 @@
-// The real tokenizers the tests check against: where the cached tokenizer.json files are, and the
-// expected ids in data/<name>.reference.json.
+// The real tokenizers the tests check against: where the cached tokenizer.json files are, the
+// expected ids in data/<name>.reference.json, and transformers' tokenizer(text) ids in
+// data/<name>.hf_ids.json.
 #pragma once
 
 #include <cstdint>
@@ -38,5 +39,26 @@ std::filesystem::path tokenizer_folder(const Reference& ref);
 // The loaded tokenizer for a reference (loaded once per process). Throws std::runtime_error
 // telling to run scripts/setup.sh when the cached files are missing.
 const Tokenizer& reference_tokenizer(const std::string& name);
+
+// One text of data/corpus.json and what transformers' tokenizer gives for it.
+struct PromptEntry {
+  std::string name;
+  std::string text;
+  std::vector<int32_t> ids;             // tokenizer(text).input_ids
+  std::vector<int32_t> ids_no_special;  // tokenizer(text, add_special_tokens=False).input_ids
+};
+
+struct PromptReference {
+  std::string name;          // "demo", "llama3_1", "qwen3"
+  std::string transformers;  // the version that made it
+  std::vector<PromptEntry> entries;
+};
+
+// data/<name>.hf_ids.json with each entry's text from data/corpus.json; throws
+// std::runtime_error when a file cannot be read or the two do not name the same texts.
+const PromptReference& prompt_reference(const std::string& name);
+// The tokenizer that reference was made with: models/demo for "demo", otherwise the cached one of
+// reference_tokenizer(name).
+const Tokenizer& prompt_tokenizer(const std::string& name);
 
 }  // namespace wgx::tokenizer::test

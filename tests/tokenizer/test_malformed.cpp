@@ -198,6 +198,120 @@ TEST(Malformed, PipelineKinds) {
   expect_error(json_error(j), "decoder.type", "unsupported decoder \"WordPiece\"");
 }
 
+TEST(Malformed, PostProcessor) {
+  const auto with = [](const nlohmann::json& post_processor) {
+    return json_error(tiny_json_with(post_processor));
+  };
+  const nlohmann::json good = tiny_template({"<|x|>", "$A", "<R>"});
+  EXPECT_EQ(with(good), "");
+
+  const std::string unknown = with({{"type", "TemplateProcessingV2"}});
+  expect_error(unknown, "post_processor.type",
+               "unsupported post-processor \"TemplateProcessingV2\"");
+  expect_error(unknown, "post_processor.type",
+               "(supported: ByteLevel, TemplateProcessing, BertProcessing, RobertaProcessing, "
+               "Sequence, or null for none)");
+  expect_error(
+      with({{"type", "Sequence"}, {"processors", {{{"type", "ByteLevel"}}, {{"type", "Bert"}}}}}),
+      "post_processor.processors[1].type", "unsupported post-processor \"Bert\"");
+  expect_error(with({{"kind", "ByteLevel"}}), "post_processor.type", "missing");
+  expect_error(with("ByteLevel"), "post_processor", "expected an object, got string");
+  expect_error(with({{"type", 3}}), "post_processor.type", "expected a string, got number");
+
+  // A template naming a special token that special_tokens lacks, at any depth.
+  nlohmann::json pp = good;
+  pp["special_tokens"].erase("<R>");
+  expect_error(with(pp), "post_processor.single[2].SpecialToken.id",
+               "\"<R>\" is not in post_processor.special_tokens");
+  expect_error(with({{"type", "Sequence"}, {"processors", {{{"type", "ByteLevel"}}, pp}}}),
+               "post_processor.processors[1].single[2].SpecialToken.id",
+               "\"<R>\" is not in post_processor.processors[1].special_tokens");
+  pp = good;
+  pp.erase("special_tokens");
+  expect_error(with(pp), "post_processor.single[0].SpecialToken.id", "is not in");
+
+  // A special token without ids, or with ids that are not the tokenizer's.
+  pp = good;
+  pp["special_tokens"]["<|x|>"].erase("ids");
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.ids", "missing");
+  pp["special_tokens"]["<|x|>"]["ids"] = nlohmann::json::array();
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.ids",
+               "is empty: a special token adds at least one id");
+  pp["special_tokens"]["<|x|>"]["ids"] = {5000};
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.ids[0]",
+               "is 5000, not a token of this tokenizer");
+  pp["special_tokens"]["<|x|>"]["ids"] = {-1};
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.ids[0]", "outside 0..");
+  pp["special_tokens"]["<|x|>"]["ids"] = {"100"};
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.ids[0]",
+               "expected an integer, got string");
+  pp["special_tokens"]["<|x|>"]["ids"] = 100;
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.ids",
+               "expected an array, got number");
+  pp["special_tokens"]["<|x|>"]["ids"] = {100, 101};
+  expect_error(with(pp), "post_processor.special_tokens.<|x|>.tokens", "has 1 tokens for 2 ids");
+  pp = good;
+  pp["special_tokens"]["<R>"] = "<R>";
+  expect_error(with(pp), "post_processor.special_tokens.<R>", "expected an object, got string");
+  pp = good;
+  pp["special_tokens"] = nlohmann::json::array();
+  expect_error(with(pp), "post_processor.special_tokens", "expected an object, got array");
+
+  // The template's own shape.
+  pp = good;
+  pp.erase("single");
+  expect_error(with(pp), "post_processor.single", "missing");
+  pp["single"] = "<|x|> $A";
+  expect_error(with(pp), "post_processor.single", "expected an array, got string");
+  pp = good;
+  pp["single"][1] = "$A";
+  expect_error(with(pp), "post_processor.single[1]", "expected an object, got string");
+  pp["single"][1] = {{"Sequence", {{"id", "A"}}}, {"SpecialToken", {{"id", "<R>"}}}};
+  expect_error(with(pp), "post_processor.single[1]",
+               "expected {\"SpecialToken\": {...}} or {\"Sequence\": {...}}");
+  pp["single"][1] = {{"Text", {{"id", "A"}}}};
+  expect_error(with(pp), "post_processor.single[1]", "expected {\"SpecialToken\"");
+  pp["single"][1] = {{"Sequence", {{"id", "B"}, {"type_id", 1}}}};
+  expect_error(with(pp), "post_processor.single[1].Sequence.id",
+               "is B: a template for one sequence has only sequence A");
+  pp["single"][1] = {{"Sequence", {{"id", "C"}}}};
+  expect_error(with(pp), "post_processor.single[1].Sequence.id", "is \"C\", expected A or B");
+  pp["single"][1] = {{"Sequence", {{"id", 0}}}};
+  expect_error(with(pp), "post_processor.single[1].Sequence.id", "expected a string, got number");
+  pp["single"][1] = {{"Sequence", "A"}};
+  expect_error(with(pp), "post_processor.single[1].Sequence", "expected an object, got string");
+  pp["single"][1] = {{"SpecialToken", {{"type_id", 0}}}};
+  expect_error(with(pp), "post_processor.single[1].SpecialToken.id", "missing");
+
+  // BertProcessing and RobertaProcessing: cls and sep are [token, id].
+  const nlohmann::json bert = {
+      {"type", "BertProcessing"}, {"sep", {"<R>", 103}}, {"cls", {"<|x|>", 100}}};
+  EXPECT_EQ(with(bert), "");
+  nlohmann::json b = bert;
+  b["cls"] = 100;
+  expect_error(with(b), "post_processor.cls", "expected an array, got number");
+  b["cls"] = {"<|x|>"};
+  expect_error(with(b), "post_processor.cls", "expected [token, id], got 1 elements");
+  b["cls"] = {100, "<|x|>"};
+  expect_error(with(b), "post_processor.cls[0]", "expected a string, got number");
+  b["cls"] = {"<|x|>", 7777};
+  expect_error(with(b), "post_processor.cls[1]", "is 7777, not a token of this tokenizer");
+  b = bert;
+  b["type"] = "RobertaProcessing";
+  b.erase("sep");
+  expect_error(with(b), "post_processor.sep", "missing");
+
+  // Sequence: processors is an array; nesting has a bound.
+  expect_error(with({{"type", "Sequence"}}), "post_processor.processors", "missing");
+  expect_error(with({{"type", "Sequence"}, {"processors", {{"type", "ByteLevel"}}}}),
+               "post_processor.processors", "expected an array, got object");
+  expect_error(with({{"type", "Sequence"}, {"processors", nlohmann::json::array({"ByteLevel"})}}),
+               "post_processor.processors[0]", "expected an object, got string");
+  nlohmann::json deep = {{"type", "ByteLevel"}};
+  for (int i = 0; i < 1000; ++i) deep = {{"type", "Sequence"}, {"processors", {deep}}};
+  EXPECT_NE(with(deep).find("Sequence nested more than 16 deep"), std::string::npos);
+}
+
 TEST(Malformed, AddedTokens) {
   nlohmann::json j = tiny_json();
   j["added_tokens"][0].erase("id");

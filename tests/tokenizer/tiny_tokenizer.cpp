@@ -61,4 +61,37 @@ Tokenizer tiny_tokenizer(const nlohmann::json& json) {
   return Tokenizer::from_json(json.dump(), std::nullopt, "tiny.json");
 }
 
+nlohmann::json tiny_template(const std::vector<std::string>& single) {
+  const nlohmann::json added = tiny_json()["added_tokens"];
+  nlohmann::json pieces = nlohmann::json::array();
+  nlohmann::json specials = nlohmann::json::object();
+  for (const std::string& piece : single) {
+    if (piece == "$A") {
+      pieces.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+      continue;
+    }
+    pieces.push_back({{"SpecialToken", {{"id", piece}, {"type_id", 0}}}});
+    for (const nlohmann::json& token : added) {
+      if (token["content"] == piece) {
+        specials[piece] = {{"id", piece},
+                           {"ids", nlohmann::json::array({token["id"]})},
+                           {"tokens", nlohmann::json::array({piece})}};
+      }
+    }
+  }
+  // The pair template (unused for one sequence): the single one, then the second text.
+  nlohmann::json pair = pieces;
+  pair.push_back({{"Sequence", {{"id", "B"}, {"type_id", 1}}}});
+  return {{"type", "TemplateProcessing"},
+          {"single", pieces},
+          {"pair", pair},
+          {"special_tokens", specials}};
+}
+
+nlohmann::json tiny_json_with(const nlohmann::json& post_processor) {
+  nlohmann::json json = tiny_json();
+  json["post_processor"] = post_processor;
+  return json;
+}
+
 }  // namespace wgx::tokenizer::test
