@@ -1,5 +1,6 @@
-// wgx tokenize: text -> token ids (a JSON array), or with --decode ids -> text, using a Hugging
-// Face tokenizer.json (PATH is the file, a model folder holding it, or a .wgx from wgx convert).
+// wgx tokenize: text -> token ids (a JSON array) as Hugging Face's tokenizer(text).input_ids, or
+// with --decode ids -> text, using a Hugging Face tokenizer.json (PATH is the file, a model folder
+// holding it, or a .wgx from wgx convert).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -16,8 +17,16 @@ namespace wgx::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: wgx tokenize --model PATH [--no-special] TEXT   (TEXT '-' reads stdin)\n"
+    "usage: wgx tokenize --model PATH [--no-add-special] [--no-special] TEXT   (TEXT '-' reads stdin)\n"
     "       wgx tokenize --model PATH --decode [--skip-special] IDS   (IDS: a JSON array or numbers)";
+
+constexpr const char* kHelp =
+    "\n"
+    "Prints TEXT's token ids as Hugging Face's tokenizer(TEXT).input_ids: with what tokenizer.json's\n"
+    "post-processor adds (Llama 3: <|begin_of_text|> first; Qwen3: nothing).\n"
+    "  --no-add-special  leave that out: tokenizer(TEXT, add_special_tokens=False)\n"
+    "  --no-special      encode the text of special tokens in TEXT as ordinary text\n"
+    "  --decode          IDS back to text; --skip-special leaves special tokens out\n";
 
 std::string read_stdin() {
   return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -57,8 +66,14 @@ tokenizer::Tokenizer load_tokenizer(const std::string& path) {
 }  // namespace
 
 int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::printf("%s\n%s", kUsage, kHelp);
+      return 0;
+    }
+  }
   std::string model, text;
-  bool decode = false, skip_special = false, allow_special = true, have_text = false;
+  bool decode = false, skip_special = false, allow_special = true, add_special = true, have_text = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--model" && i + 1 < args.size()) {
@@ -69,6 +84,8 @@ int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
       skip_special = true;
     } else if (a == "--no-special") {
       allow_special = false;
+    } else if (a == "--no-add-special") {
+      add_special = false;
     } else if (!have_text && (a == "-" || a.rfind("--", 0) != 0)) {
       text = a;
       have_text = true;
@@ -91,7 +108,8 @@ int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
     std::fputs("\n", stdout);
     return 0;
   }
-  const std::vector<int32_t> ids = tok.encode(text, allow_special);
+  const std::vector<int32_t> ids =
+      tok.encode(text, {.add_special_tokens = add_special, .allow_special = allow_special});
   std::string out = "[";
   for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
   std::puts((out + "]").c_str());

