@@ -196,11 +196,9 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
     messages.push_back({"user", prompt, std::nullopt});
     ids = m.tokenizer->encode(llm::render_chat(chat_template_of(m), messages, chat_options));
   } else {
-    // As Hugging Face's tokenizer(prompt): Llama 3 starts with <|begin_of_text|>, Qwen3 has none.
-    if (const auto bos = m.tokenizer->special_tokens().bos) ids.push_back(*bos);
-    const std::vector<int32_t> text = m.tokenizer->encode(prompt);
-    if (!text.empty() && !ids.empty() && text.front() == ids.front()) ids.clear();
-    ids.insert(ids.end(), text.begin(), text.end());
+    // Hugging Face's tokenizer(prompt): what tokenizer.json's post-processor adds (Llama 3
+    // starts with <|begin_of_text|>; Qwen3 and the demo add nothing).
+    ids = m.tokenizer->encode(prompt, tokenizer::EncodeOptions{});
   }
   llm::Generator gen(*m.program, *m.tokenizer, m.limits);
   llm::GenerationResult r;
