@@ -9,7 +9,8 @@ if(NOT EXISTS "${WGX_DAWN_LIBRARY}")
 endif()
 
 get_filename_component(_wgx_dawn_name "${WGX_DAWN_LIBRARY}" NAME)
-set(_wgx_dawn_copy "${CMAKE_BINARY_DIR}/lib/${_wgx_dawn_name}")
+set(_wgx_dawn_copy "${PROJECT_BINARY_DIR}/lib/${_wgx_dawn_name}")
+set(WGX_DAWN_COPY "${_wgx_dawn_copy}")
 configure_file("${WGX_DAWN_LIBRARY}" "${_wgx_dawn_copy}" COPYONLY)
 
 add_library(wgx_dawn SHARED IMPORTED GLOBAL)

@@ -1,28 +1,21 @@
-// wgx bench: prefill and decode speed of a model, end to end (token picking included): a prompt
-// of -p tokens that ends at --pos, then -n tokens decoded greedily with eos ignored, one step
-// each, after one warm-up run of the same shape. Besides the speeds: dispatches and submits per
-// decode token, host CPU time per decode token, the device memory and, with --profile, GPU time
-// per op, route and kernel.
+// wgx bench: prefill and decode speed of a model, end to end (token picking included), through
+// the same Session::generate path wgx run takes: a prompt of -p tokens that ends at --pos, then
+// -n tokens decoded (greedy unless --sample, eos ignored), after warm-up runs of the same shape.
+// Besides the speeds: dispatches and submits per decode token, host CPU time per decode token, the
+// device memory and, with --profile, GPU time per op, route and kernel (on the program itself:
+// api/internal.h).
 //
-// Decoding is pipelined by default: the graph's "next_token" (the device's pick, greedy unless
-// --sample) feeds the next step on the device, and up to --in-flight steps are submitted before the host waits for
-// the oldest one's token (read back asynchronously). --sync times the synchronous loop instead:
-// each step's logits read back and the argmax taken on the host (the next step recorded
-// meanwhile: Program::prepare), then the next step submitted.
-//
-// The program is driven here rather than through llm::Generator: a synthetic model has no
-// tokenizer, and --pos puts the prompt deep in the context without feeding what comes before.
-#include <time.h>
-
+// --pos puts the prompt deep in the context: the session is fed pos - p tokens of the prompt's
+// kind first (not timed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "api/internal.h"
 #include "cli/bench_profile.h"
 #include "cli/commands.h"
 #include "cli/llm_common.h"
@@ -87,15 +80,7 @@ logits, the token picked on the host: as host sampling runs), for comparison. Mo
 constexpr const char* kFiller =
     "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins with a single step. ";
 
-// What one synchronous decode step submits: Program::execute's command buffer, which also copies
-// the logits into a staging buffer for the host (read_async), as llm::Generator's synchronous
-// path does. Pipelined steps submit only their command buffer (--steps-per-submit of them in
-// one), which also copies each token into the next step's input and into a staging buffer.
-constexpr int kSubmitsPerSyncStep = 1;
-
 using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct BenchArgs {
   ModelArgs model;
@@ -106,17 +91,13 @@ struct BenchArgs {
   bool json = false;
   bool sync = false;
   bool sample = false;  // --sample (or a sampling setting): tokens drawn, on the device where it can
-  llm::SamplingOptions settings = [] {
-    llm::SamplingOptions s = default_sampling();
+  Sampling settings = [] {
+    Sampling s;
     s.seed = 1;
     return s;
   }();
-  std::optional<llm::SamplingOptions> sampling() const {
-    if (!sample) return std::nullopt;
-    return settings;
-  }
-  int64_t in_flight = llm::GenerationOptions{}.decode_in_flight;
-  int64_t steps_per_submit = llm::GenerationOptions{}.decode_steps_per_submit;
+  int64_t in_flight = GenerateOptions{}.in_flight;
+  int64_t steps_per_submit = GenerateOptions{}.steps_per_submit;
   bool steps_given = false;  // --steps-per-submit (else at most --in-flight)
   int64_t prefill_runs = 5;  // the prefill time reported is the median of this many
   int64_t warmup_ms = 1000;  // untimed runs first, for at least this long
@@ -124,293 +105,65 @@ struct BenchArgs {
   int64_t start() const { return pos.value_or(prompt_tokens); }  // the first decoded position
 };
 
-// CPU seconds of the whole process (Dawn's threads, and SwiftShader's when it is the "GPU") and
-// of the calling thread alone (recording, queue writes, waiting for the readback).
-struct CpuTime {
-  double process = 0;
-  double thread = 0;
-};
-
-// CPU seconds of `clock`, to the nanosecond (fine enough to add up the many short stretches of
-// Timing::submit_cpu).
-double cpu_seconds(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-double thread_cpu_now() { return cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
-
-CpuTime cpu_now() { return {cpu_seconds(CLOCK_PROCESS_CPUTIME_ID), thread_cpu_now()}; }
-
+// What one timed run gives.
 struct Timing {
-  int64_t prefill_steps = 0;
-  size_t prefill_dispatches = 0;  // of the last prefill step
-  size_t prefill_submits = 0;     // its command buffers (Program::execute submits a long step in parts)
-  size_t decode_dispatches = 0;   // of a decode step
-  double prefill_s = 0;           // until the prompt's logits are on the host
-  double first_token_s = 0;       // until the first token is sampled
-  double decode_s = 0;
-  CpuTime decode_cpu;
-  // The calling thread's CPU seconds spent setting a step up, recording and submitting it (the
-  // rest of decode_cpu.thread is waiting for and reading the tokens).
-  double submit_cpu = 0;
-  runtime::Program::HostTimes submit_phases;  // of submit_cpu, execute()'s phases
-  bool pipelined = false;
-  std::vector<int32_t> tokens;  // the first token, then one per decode step
+  Result result;
+  llm::GenerationStats stats;  // with the host's phases
 };
 
-// execute()'s host phases since `h0`.
-runtime::Program::HostTimes phases_since(const runtime::Program& p, const runtime::Program::HostTimes& h0) {
-  const runtime::Program::HostTimes& h = p.host_times();
-  return {h.resize - h0.resize, h.params - h0.params, h.record - h0.record, h.copies - h0.copies,
-          h.submit - h0.submit};
+// The options of the timed generations: -n tokens after the first, eos ignored.
+GenerateOptions generate_options(const BenchArgs& a, int64_t tokens) {
+  GenerateOptions o;
+  o.max_tokens = tokens;
+  o.ignore_eos = true;
+  o.sampling = a.sample ? a.settings : Sampling::greedy();
+  o.sampling.seed = a.settings.seed;
+  o.in_flight = a.sync ? 0 : a.in_flight;
+  o.steps_per_submit = a.steps_per_submit;
+  return o;
 }
 
-void feed(runtime::Program& p, std::span<const int32_t> ids, int64_t pos) {
-  p.set_input<int32_t>("tokens", ids, {1, static_cast<int64_t>(ids.size())});
-  p.set_sym("input_pos", pos);
-  p.execute();
-}
-
-// Prefills `prompt` so that it ends at `start`, in steps of at most `chunk` tokens.
-int64_t prefill(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t chunk) {
-  const int64_t first = start - static_cast<int64_t>(prompt.size());
-  int64_t steps = 0;
-  for (size_t at = 0; at < prompt.size(); ++steps) {
-    const size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk));
-    feed(p, prompt.subspan(at, n), first + static_cast<int64_t>(at));
-    at += n;
+// One run: the session fed `filler` (untimed), then the prompt and `tokens` new tokens (none: the
+// prefill alone, up to its first token).
+Timing run(Session& session, const BenchArgs& a, std::span<const int32_t> filler,
+           std::span<const int32_t> prompt, int64_t tokens) {
+  session.reset();
+  if (!filler.empty()) {
+    GenerateOptions o;
+    o.max_tokens = 0;
+    session.generate(filler, o);
   }
-  return steps;
-}
-
-int32_t greedy(const runtime::Program& p) { return llm::argmax(p.read_f32("logits")); }
-
-// The synchronous loop: each step's logits read back and the next token picked on the host (the
-// argmax, or with `sampling` the host sampler, seeded the same every run) before the next step
-// is submitted.
-Timing run_sync(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk,
-                const std::optional<llm::SamplingOptions>& sampling) {
   Timing t;
-  p.reset_state();
-  std::optional<llm::Sampler> sampler;
-  if (sampling) sampler.emplace(*sampling);
-  // What a repetition penalty looks at: the prompt and the tokens picked.
-  std::vector<int32_t> context(prompt.begin(), prompt.end());
-  const auto pick = [&](const std::vector<float>& logits) {
-    const int32_t token = sampler ? sampler->sample(logits, context) : llm::argmax(logits);
-    context.push_back(token);
-    return token;
-  };
-  const auto t0 = Clock::now();
-  t.prefill_steps = prefill(p, prompt, start, chunk);
-  t.prefill_dispatches = p.dispatches_per_execute();
-  t.prefill_submits = p.submits_per_execute();
-  const std::vector<float> logits = p.read_f32("logits");
-  t.prefill_s = since(t0);
-  int32_t token = pick(logits);
-  t.first_token_s = since(t0);
-  t.tokens.push_back(token);
-  const CpuTime c0 = cpu_now();
-  const runtime::Program::HostTimes h0 = p.host_times();
-  const auto t1 = Clock::now();
-  for (int64_t i = 0; i < decode; ++i) {
-    const double s0 = thread_cpu_now();
-    const runtime::AsyncRead logits_read = p.read_async("logits");
-    feed(p, std::span<const int32_t>(&token, 1), start + i);
-    // The next step recorded while this one runs, as llm::Generator's synchronous path does.
-    if (i + 1 < decode) {
-      p.set_sym("input_pos", start + i + 1);
-      p.prepare();
-    }
-    t.submit_cpu += thread_cpu_now() - s0;
-    token = pick(logits_read.f32());
-    t.tokens.push_back(token);
-  }
-  t.decode_s = since(t1);
-  const CpuTime c1 = cpu_now();
-  t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
-  t.submit_phases = phases_since(p, h0);
-  t.decode_dispatches = p.dispatches_per_execute();
+  t.result = session.generate(prompt, generate_options(a, tokens > 0 ? tokens + 1 : 1));
+  t.stats = Internals::impl(session).last_stats;
   return t;
 }
 
-// The pipelined loop: the last prefill step and every decode step feed "next_token" into
-// "tokens" on the device and read it back asynchronously; up to `in_flight` steps are submitted
-// (`per_submit` of them a submit, once there is room for them all) before the host waits for the
-// oldest token. With `seen` (a repetition penalty), the device's seen set is written before the
-// last prefill step, as llm::Generator does.
-Timing run_pipelined(runtime::Program& p, std::span<const int32_t> prompt, int64_t start, int64_t decode,
-                     int64_t chunk, int64_t in_flight, int64_t per_submit, const std::vector<int32_t>* seen) {
-  Timing t;
-  t.pipelined = true;
-  p.reset_state();
-  std::deque<runtime::AsyncRead> reads;
-  const auto t0 = Clock::now();
-  const int64_t first = start - static_cast<int64_t>(prompt.size());
-  for (size_t at = 0; at < prompt.size(); ++t.prefill_steps) {
-    const size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk));
-    p.set_input<int32_t>("tokens", prompt.subspan(at, n), {1, static_cast<int64_t>(n)});
-    p.set_sym("input_pos", first + static_cast<int64_t>(at));
-    at += n;
-    if (at == prompt.size()) {
-      if (seen) p.write_state<int32_t>("seen_tokens", *seen);
-      p.feed_from("tokens", "next_token");
-      reads.push_back(p.read_async("next_token"));
-    }
-    p.execute();
-  }
-  t.prefill_dispatches = p.dispatches_per_execute();
-  t.prefill_submits = p.submits_per_execute();
-  t.tokens.push_back(reads.front().i32().at(0));
-  reads.pop_front();
-  t.prefill_s = since(t0);
-  t.first_token_s = t.prefill_s;
-  const CpuTime c0 = cpu_now();
-  const runtime::Program::HostTimes h0 = p.host_times();
-  const auto t1 = Clock::now();
-  int64_t submitted = 0;  // decode steps; step i feeds the token before it at start + i
-  for (int64_t i = 0; i < decode; ++i) {
-    for (;;) {
-      const int64_t group = std::min(per_submit, decode - submitted);
-      if (group <= 0 || static_cast<int64_t>(reads.size()) + group > in_flight) break;
-      const double s0 = thread_cpu_now();
-      auto step = [&](int k) {
-        p.set_sym("input_pos", start + submitted + k);
-        reads.push_back(p.read_async("next_token"));
-      };
-      step(0);
-      p.execute_steps(static_cast<int>(group), step);
-      t.submit_cpu += thread_cpu_now() - s0;
-      submitted += group;
-    }
-    t.tokens.push_back(reads.front().i32().at(0));
-    reads.pop_front();
-  }
-  t.decode_s = since(t1);
-  const CpuTime c1 = cpu_now();
-  t.decode_cpu = {c1.process - c0.process, c1.thread - c0.thread};
-  t.submit_phases = phases_since(p, h0);
-  t.decode_dispatches = p.dispatches_per_execute();
-  p.stop_feed("tokens");
-  return t;
-}
-
-// The device's pick for the model's "sampling" input: with --sample's settings where the device
-// picks with them, else greedy.
-ops::sampling::Words pick_words(const BenchArgs& a, bool device_settings) {
-  return device_settings ? llm::device_words(a.settings) : ops::sampling::greedy_words();
-}
-
-void set_pick(const LoadedModel& m, runtime::Program& p, const ops::sampling::Words& w) {
-  if (m.limits.device_sampling) p.set_input<int32_t>("sampling", w, {static_cast<int64_t>(w.size())});
-}
-
-// `device_settings`: the pipelined steps pick their tokens on the device with --sample's settings
-// (the model's "sampling" input: drawn, or greedy with a repetition penalty), else the device's
-// pick is greedy.
-Timing run(const LoadedModel& m, const BenchArgs& a, bool pipelined, bool device_settings,
-           std::span<const int32_t> prompt, int64_t start, int64_t decode, int64_t chunk) {
-  runtime::Program& p = *m.program;
-  set_pick(m, p, pick_words(a, device_settings));
-  if (!pipelined) return run_sync(p, prompt, start, decode, chunk, a.sampling());
-  // The prompt is the context a repetition penalty looks at.
-  std::vector<int32_t> seen;
-  if (device_settings && a.settings.repetition_penalty != 1.0f) seen = llm::seen_words(prompt, m.limits.vocab);
-  return run_pipelined(p, prompt, start, decode, chunk, a.in_flight, a.steps_per_submit,
-                       seen.empty() ? nullptr : &seen);
-}
-
-std::string sampling_text(const char* where, const llm::SamplingOptions& so) {
+std::string sampling_text(const char* where, const Sampling& so) {
   char text[224];
   std::snprintf(text, sizeof text, "%s: temperature %g, top-k %d, top-p %g, min-p %g%s, seed %llu", where,
                 static_cast<double>(so.temperature), so.top_k, static_cast<double>(so.top_p),
                 static_cast<double>(so.min_p), so.repetition_penalty != 1.0f ? ", a repetition penalty" : "",
-                static_cast<unsigned long long>(so.seed));
+                static_cast<unsigned long long>(so.seed.value_or(0)));
   return text;
 }
 
-std::vector<int32_t> make_prompt(const LoadedModel& m, const BenchArgs& a) {
+// The prompt's tokens, `count` of them: the filler text where the model has a tokenizer, random
+// ids otherwise (from the synthetic weights' seed).
+std::vector<int32_t> make_tokens(const Model& m, const BenchArgs& a, int64_t count, uint64_t stream) {
   std::vector<int32_t> ids;
-  if (m.tokenizer) {
-    const std::vector<int32_t> piece = m.tokenizer->encode(kFiller);
-    while (static_cast<int64_t>(ids.size()) < a.prompt_tokens) ids.insert(ids.end(), piece.begin(), piece.end());
+  const Model::Impl& impl = Internals::impl(m);
+  if (impl.tokenizer) {
+    const std::vector<int32_t> piece = impl.tokenizer->encode(kFiller);
+    while (static_cast<int64_t>(ids.size()) < count) ids.insert(ids.end(), piece.begin(), piece.end());
   } else {
-    llm::Rng rng(a.model.seed);
-    while (static_cast<int64_t>(ids.size()) < a.prompt_tokens) {
-      ids.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(m.limits.vocab)));
+    llm::Rng rng(a.model.seed + stream);
+    while (static_cast<int64_t>(ids.size()) < count) {
+      ids.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(impl.limits.vocab)));
     }
   }
-  ids.resize(static_cast<size_t>(a.prompt_tokens));
+  ids.resize(static_cast<size_t>(count));
   return ids;
-}
-
-// "1 token at position 7", "8 tokens at positions 0..7".
-std::string tokens_at(int64_t count, int64_t first) {
-  if (count == 1) return "1 token at position " + std::to_string(first);
-  return std::to_string(count) + " tokens at positions " + std::to_string(first) + ".." +
-         std::to_string(first + count - 1);
-}
-
-constexpr int kStepRuns = 24;  // decode steps timed whole for the profile (prefill: a quarter)
-constexpr int kQueued = 7;     // untimed decode steps queued before a timed one
-
-// The median GPU time of `runs` executes by `step` (a program timing its passes): first
-// timestamp to last of each.
-template <typename Step>
-double median_step(int runs, Step step, const runtime::Program& p) {
-  std::vector<double> us;
-  for (int i = 0; i < runs; ++i) {
-    step();
-    const std::vector<gpu::DispatchTiming>& t = p.last_timings();
-    if (t.empty()) return 0;
-    us.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3);
-  }
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
-}
-
-// One prefill step (the prompt's last) and one decode step on a build with timestamps (the next
-// token picked as in the timed runs), each run twice so the second, timed one finds the device
-// warm. The timed program is released first.
-std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start,
-                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick) {
-  m.program.reset();
-  options["profile"] = "1";
-  runtime::Program p(*m.gpu, m.built->graph, m.built->weights, options);
-  set_pick(m, p, pick);
-  std::pair<StepProfile, StepProfile> out;
-  const size_t last = std::min(prompt.size(), static_cast<size_t>(m.limits.max_prefill));
-  const int64_t first = start - static_cast<int64_t>(last);
-  int32_t token = 0;
-  for (int pass = 0; pass < 2; ++pass) {
-    p.set_timing(gpu::Timing::Dispatches);
-    p.reset_state();
-    feed(p, prompt.last(last), first);
-    out.first = profile_step(p, "prefill: " + tokens_at(static_cast<int64_t>(last), first));
-    token = greedy(p);
-    feed(p, std::span<const int32_t>(&token, 1), start);
-    out.second = profile_step(p, "decode: " + tokens_at(1, start));
-  }
-  // The steps as they run unprofiled: the same work timed per pass (one pass but for copies),
-  // repeated; the median. Then the decode step behind kQueued untimed ones submitted back to
-  // back (as the pipelined loop submits them): what the GPU does with a full queue.
-  const auto decode = [&] { feed(p, std::span<const int32_t>(&token, 1), start); };
-  p.set_timing(gpu::Timing::Passes);
-  out.first.step_runs = kStepRuns / 4;
-  out.first.step_microseconds = median_step(out.first.step_runs, [&] {
-    p.reset_state();
-    feed(p, prompt.last(last), first);
-  }, p);
-  out.second.step_runs = kStepRuns;
-  out.second.step_microseconds = median_step(kStepRuns, decode, p);
-  out.second.queued_microseconds = median_step(kStepRuns / 4, [&] {
-    p.set_timing(gpu::Timing::Off);
-    for (int i = 0; i < kQueued; ++i) decode();
-    p.set_timing(gpu::Timing::Passes);
-    decode();
-  }, p);
-  return out;
 }
 
 BenchArgs parse(const std::vector<std::string>& argv) {
@@ -435,11 +188,9 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     } else if (args.take("--sample")) {
       a.sample = true;
     } else if (args.take("--in-flight")) {
-      a.in_flight =
-          parse_int("--in-flight", args.value(), 1, static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
+      a.in_flight = parse_int("--in-flight", args.value(), 1, 8);
     } else if (args.take("--steps-per-submit")) {
-      a.steps_per_submit = parse_int("--steps-per-submit", args.value(), 1,
-                                     static_cast<int64_t>(runtime::Program::kMaxReadsInFlight));
+      a.steps_per_submit = parse_int("--steps-per-submit", args.value(), 1, 8);
       a.steps_given = true;
     } else if (args.take("--prefill-runs")) {
       a.prefill_runs = parse_int("--prefill-runs", args.value(), 1, 100);
@@ -449,7 +200,7 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       a.profile = true;
     } else if (args.take("--json")) {
       a.json = true;
-    } else if (bool seed_given = false; take_sampling_option(args, a.settings, seed_given)) {
+    } else if (take_sampling_option(args, a.settings)) {
       a.sample = true;  // (--seed is the synthetic model's, taken above: the draws' seed stays 1)
     } else {
       args.unknown();
@@ -476,7 +227,7 @@ BenchArgs parse(const std::vector<std::string>& argv) {
 // The context check against the cache the model was built with (--ctx, clamped to the model's
 // max_position_embeddings).
 void check_context(const BenchArgs& a, int64_t context) {
-  if (a.start() + a.new_tokens > context) {
+  if (a.start() + a.new_tokens + 1 > context) {
     throw std::invalid_argument("bench: decoding " + std::to_string(a.new_tokens) + " tokens from position " +
                                 std::to_string(a.start()) + " exceeds the context of " + std::to_string(context) +
                                 " tokens; raise --ctx or lower --pos, -p or -n");
@@ -507,94 +258,113 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
     }
   }
   const BenchArgs a = parse(argv);
-  check_context(a, a.model.context);
-  LoadedModel m = load_model(global, a.model, a.profile);
-  check_context(a, m.limits.max_seq);
-  const std::vector<int32_t> prompt = make_prompt(m, a);
+  if (a.model.load.context) check_context(a, *a.model.load.context);
+  const Engine engine = make_engine(global);
+  Model m = load_model(engine, a.model, a.profile);
+  Model::Impl& impl = Internals::impl(m);
+  check_context(a, impl.limits.max_seq);
+  const std::vector<int32_t> prompt = make_tokens(m, a, a.prompt_tokens, 0);
   const int64_t start = a.start();
-  // --sample pipelines where the device can pick with its settings (the model's "sampling" input,
-  // with a repetition penalty its "seen_tokens" state), else the host samples, synchronously.
-  const bool device_settings = a.sample && !a.sync && llm::device_can_pick(a.settings, m.limits);
-  const bool drawn = device_settings && !a.settings.greedy();
-  const bool pipelined = !a.sync && m.limits.next_token && (!a.sample || device_settings);
+  const std::vector<int32_t> filler = make_tokens(m, a, start - a.prompt_tokens, 1);
+  std::optional<Session> session = m.session();
   // Warm-up: first-use costs, then the clocks (see the usage).
-  run(m, a, pipelined, device_settings, prompt, start, std::min<int64_t>(a.new_tokens, 4), m.limits.max_prefill);
+  run(*session, a, filler, prompt, std::min<int64_t>(a.new_tokens, 4));
   int warmups = 0;
-  for (const auto w0 = std::chrono::steady_clock::now();
-       std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(a.warmup_ms); ++warmups) {
-    run(m, a, pipelined, device_settings, prompt, start, a.new_tokens, m.limits.max_prefill);
+  for (const auto w0 = Clock::now(); Clock::now() - w0 < std::chrono::milliseconds(a.warmup_ms); ++warmups) {
+    run(*session, a, filler, prompt, a.new_tokens);
   }
-  Timing t = run(m, a, pipelined, device_settings, prompt, start, a.new_tokens, m.limits.max_prefill);
+  Timing t = run(*session, a, filler, prompt, a.new_tokens);
+  const Stats& st = t.result.stats;
   // One prefill varies by 2x between runs (GPU clocks): report the median of several, each on a
-  // reset cache, with the fastest beside it.
-  std::vector<double> prefills{t.prefill_s};
-  for (int64_t i = 1; i < a.prefill_runs; ++i) {
-    prefills.push_back(run(m, a, pipelined, device_settings, prompt, start, 0, m.limits.max_prefill).prefill_s);
-  }
+  // reset cache, with the fastest beside it; the dispatches of a prefill's last step after them.
+  std::vector<double> prefills{st.prefill_seconds};
+  do {
+    const Timing p = run(*session, a, filler, prompt, 0);
+    if (static_cast<int64_t>(prefills.size()) < a.prefill_runs) prefills.push_back(p.result.stats.prefill_seconds);
+  } while (static_cast<int64_t>(prefills.size()) < a.prefill_runs);
+  const size_t prefill_dispatches = impl.program->dispatches_per_execute();
+  const size_t prefill_submits = impl.program->submits_per_execute();
   std::sort(prefills.begin(), prefills.end());
-  t.prefill_s = prefills[prefills.size() / 2];
+  const double prefill_s = prefills[prefills.size() / 2];
   const double fastest_prefill_s = prefills.front();
-  const double submits_per_step = pipelined ? 1.0 / static_cast<double>(a.steps_per_submit) : kSubmitsPerSyncStep;
+  const bool pipelined = st.pipelined;
+  const bool drawn = st.drawn_on_device;
+  const bool device_settings = a.sample && pipelined;
+  const double submits_per_step = pipelined ? 1.0 / static_cast<double>(a.steps_per_submit) : 1.0;
   const char* mode = drawn ? "pipelined_sampled" : pipelined ? "pipelined" : a.sample ? "sampled" : "sync";
-  const runtime::MemoryReport mem = m.program->memory();
-  const size_t kernels = m.program->kernels_compiled();  // profile_steps releases the program
+  const runtime::MemoryReport mem = impl.program->memory();
+  const size_t kernels = impl.program->kernels_compiled();  // profile_steps releases the program
+  const ModelInfo info = m.info();
   std::optional<std::pair<StepProfile, StepProfile>> profile;
-  const bool timestamps = m.gpu->features().timestamp_query;
+  const bool timestamps = impl.engine->gpu->features().timestamp_query;
   if (a.profile && timestamps) {
-    profile = profile_steps(m, prompt, start, global.program, pick_words(a, device_settings));
+    const ops::sampling::Words pick = device_settings ? llm::device_words([&] {
+      llm::SamplingOptions s;
+      s.temperature = a.settings.temperature;
+      s.top_k = a.settings.top_k;
+      s.top_p = a.settings.top_p;
+      s.min_p = a.settings.min_p;
+      s.repetition_penalty = a.settings.repetition_penalty;
+      s.seed = a.settings.seed.value_or(1);
+      return s;
+    }())
+                                                      : ops::sampling::greedy_words();
+    session.reset();  // the profile builds the program again, with timestamps
+    profile = profile_steps(impl, prompt, start, impl.engine->options, pick);
   }
 
   const int64_t n = a.new_tokens;
-  const double prefill_tok_s = static_cast<double>(a.prompt_tokens) / t.prefill_s;
-  const double decode_tok_s = static_cast<double>(n) / t.decode_s;
-  const uint64_t kv16 = kv_cache_bytes(m.config, m.limits.max_seq, 2);
-  const uint64_t kv32 = kv_cache_bytes(m.config, m.limits.max_seq, 4);
-  const char* kv = a.model.half_kv_cache ? "f16" : "f32";
+  const double prefill_tok_s = static_cast<double>(a.prompt_tokens) / prefill_s;
+  const double decode_tok_s = static_cast<double>(n) / st.decode_seconds;
+  const uint64_t kv16 = kv_cache_bytes(impl.config, impl.limits.max_seq, 2);
+  const uint64_t kv32 = kv_cache_bytes(impl.config, impl.limits.max_seq, 4);
+  const char* kv = info.kv_cache.c_str();
   const std::string name = a.model.synthetic.empty() ? a.model.path
                            : "synthetic " + a.model.synthetic +
                                  (a.model.shared_layers ? " (every layer with layer 0's weights)" : "");
+  const llm::GenerationStats& gs = t.stats;
+  const double thread_ms = per_token_ms(gs.decode_thread_cpu_seconds, n);
 
   if (a.json) {
     nlohmann::json out = {
         {"model", name},
-        {"description", m.description},
-        {"adapter", m.gpu->adapter().device},
-        {"load_s", m.load_seconds},
-        {"build_s", m.build_seconds},
+        {"description", info.description},
+        {"adapter", info.adapter},
+        {"load_s", info.load_seconds},
+        {"build_s", info.build_seconds},
         {"kernels_compiled", kernels},
-        {"context", m.limits.max_seq},
+        {"context", info.context},
         {"prompt_tokens", a.prompt_tokens},
         {"prompt_pos", start - a.prompt_tokens},
-        {"prefill_steps", t.prefill_steps},
-        {"prefill_s", t.prefill_s},
+        {"prefill_steps", st.prefill_steps},
+        {"prefill_s", prefill_s},
         {"prefill_runs", a.prefill_runs},
         {"warmup_ms", a.warmup_ms},
         {"warmup_runs", warmups},
         {"prefill_fastest_s", fastest_prefill_s},
         {"prefill_tok_s", prefill_tok_s},
-        {"first_token_s", t.first_token_s},
+        {"first_token_s", st.first_token_seconds},
         {"decode_tokens", n},
         {"decode_pos", start},
-        {"decode_s", t.decode_s},
+        {"decode_s", st.decode_seconds},
         {"decode_mode", mode},
-        {"token_ids", t.tokens},
+        {"token_ids", t.result.tokens},
         {"decode_in_flight", pipelined ? a.in_flight : 1},
         {"decode_steps_per_submit", pipelined ? a.steps_per_submit : 1},
         {"decode_tok_s", decode_tok_s},
-        {"dispatches_per_prefill_step", t.prefill_dispatches},
-        {"submits_per_prefill_step", t.prefill_submits},
-        {"dispatches_per_decode_token", t.decode_dispatches},
+        {"dispatches_per_prefill_step", prefill_dispatches},
+        {"submits_per_prefill_step", prefill_submits},
+        {"dispatches_per_decode_token", st.dispatches_per_step},
         {"submits_per_decode_token", submits_per_step},
-        {"host_wall_ms_per_decode_token", per_token_ms(t.decode_s, n)},
-        {"host_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.process, n)},
-        {"host_thread_cpu_ms_per_decode_token", per_token_ms(t.decode_cpu.thread, n)},
-        {"host_submit_cpu_ms_per_decode_token", per_token_ms(t.submit_cpu, n)},
+        {"host_wall_ms_per_decode_token", per_token_ms(st.decode_seconds, n)},
+        {"host_cpu_ms_per_decode_token", per_token_ms(gs.decode_cpu_seconds, n)},
+        {"host_thread_cpu_ms_per_decode_token", thread_ms},
         {"host_execute_ms_per_decode_token",
-         {{"resize", per_token_ms(t.submit_phases.resize, n)},
-          {"params", per_token_ms(t.submit_phases.params, n)},
-          {"record", per_token_ms(t.submit_phases.record, n)},
-          {"copies", per_token_ms(t.submit_phases.copies, n)},
-          {"submit", per_token_ms(t.submit_phases.submit, n)}}},
+         {{"resize", per_token_ms(gs.decode_host.resize, n)},
+          {"params", per_token_ms(gs.decode_host.params, n)},
+          {"record", per_token_ms(gs.decode_host.record, n)},
+          {"copies", per_token_ms(gs.decode_host.copies, n)},
+          {"submit", per_token_ms(gs.decode_host.submit, n)}}},
         {"memory",
          {{"constants", mem.constants},
           {"state", mem.state},
@@ -616,54 +386,52 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
 
   const auto hb = [](uint64_t b) { return runtime::human_bytes(b); };
   std::printf("model        %s (%s), ready in %.1f s (the program built in %.2f s, %zu kernels compiled)\n", name.c_str(),
-              m.description.c_str(), m.load_seconds, m.build_seconds, kernels);
+              info.description.c_str(), info.load_seconds, info.build_seconds, kernels);
   std::printf("prefill      %s in %.3f s: %s tok/s (%lld step%s, %zu dispatches in %zu submit%s in the last; median of %lld runs, "
               "fastest %s tok/s)\n",
-              tokens_at(a.prompt_tokens, start - a.prompt_tokens).c_str(), t.prefill_s, rate(prefill_tok_s).c_str(),
-              static_cast<long long>(t.prefill_steps), t.prefill_steps == 1 ? "" : "s", t.prefill_dispatches,
-              t.prefill_submits, t.prefill_submits == 1 ? "" : "s", static_cast<long long>(a.prefill_runs),
+              tokens_at(a.prompt_tokens, start - a.prompt_tokens).c_str(), prefill_s, rate(prefill_tok_s).c_str(),
+              static_cast<long long>(st.prefill_steps), st.prefill_steps == 1 ? "" : "s", prefill_dispatches,
+              prefill_submits, prefill_submits == 1 ? "" : "s", static_cast<long long>(a.prefill_runs),
               rate(static_cast<double>(a.prompt_tokens) / fastest_prefill_s).c_str());
-  std::printf("first token  %.3f s\n", t.first_token_s);
+  std::printf("first token  %.3f s\n", st.first_token_seconds);
   std::printf("warm-up      %d untimed run%s of the same shape first (--warmup %lld ms)\n", warmups,
               warmups == 1 ? "" : "s", static_cast<long long>(a.warmup_ms));
   if (pipelined) {
     std::printf("decode       %s in %.3f s: %s tok/s (pipelined, up to %lld steps in flight, %lld a submit%s)\n",
-                tokens_at(n, start).c_str(), t.decode_s, rate(decode_tok_s).c_str(),
+                tokens_at(n, start).c_str(), st.decode_seconds, rate(decode_tok_s).c_str(),
                 static_cast<long long>(a.in_flight), static_cast<long long>(a.steps_per_submit),
                 device_settings
-                    ? sampling_text(drawn ? ", drawn on the device" : ", picked on the device", *a.sampling()).c_str()
+                    ? sampling_text(drawn ? ", drawn on the device" : ", picked on the device", a.settings).c_str()
                     : "");
     if (a.steps_per_submit == 1) {
       std::printf("per token    %zu dispatches, 1 submit (the step's command buffer, with the token's copies)\n",
-                  t.decode_dispatches);
+                  st.dispatches_per_step);
     } else {
       std::printf("per token    %zu dispatches, 1/%lld submit (%lld steps' command buffer, with their tokens' copies)\n",
-                  t.decode_dispatches, static_cast<long long>(a.steps_per_submit),
+                  st.dispatches_per_step, static_cast<long long>(a.steps_per_submit),
                   static_cast<long long>(a.steps_per_submit));
     }
   } else {
     std::string how = a.sync ? "" : ": the model has no next_token output";
-    if (const auto so = a.sampling()) how = sampling_text(", sampled on the host", *so);
-    std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), t.decode_s,
+    if (a.sample) how = sampling_text(", sampled on the host", a.settings);
+    std::printf("decode       %s in %.3f s: %s tok/s (synchronous%s)\n", tokens_at(n, start).c_str(), st.decode_seconds,
                 rate(decode_tok_s).c_str(), how.c_str());
-    std::printf("per token    %zu dispatches, %d submit (the step's command buffer, with the logits' copy; the "
+    std::printf("per token    %zu dispatches, 1 submit (the step's command buffer, with the logits' copy; the "
                 "host waits for it)\n",
-                t.decode_dispatches, kSubmitsPerSyncStep);
+                st.dispatches_per_step);
   }
-  std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread, %.3f of "
-              "them setting up, recording and submitting the step)\n",
-              per_token_ms(t.decode_s, n), per_token_ms(t.decode_cpu.process, n), per_token_ms(t.decode_cpu.thread, n),
-              per_token_ms(t.submit_cpu, n));
+  std::printf("host time    per decode token: wall %.3f ms, CPU %.3f ms (process), %.3f ms (this thread)\n",
+              per_token_ms(st.decode_seconds, n), per_token_ms(gs.decode_cpu_seconds, n), thread_ms);
   std::printf("             of which executing: resize %.3f ms, params %.3f, recording %.3f, copies and readback "
               "%.3f, submitting %.3f (Dawn turning the recording into the backend's commands)\n",
-              per_token_ms(t.submit_phases.resize, n), per_token_ms(t.submit_phases.params, n),
-              per_token_ms(t.submit_phases.record, n), per_token_ms(t.submit_phases.copies, n),
-              per_token_ms(t.submit_phases.submit, n));
+              per_token_ms(gs.decode_host.resize, n), per_token_ms(gs.decode_host.params, n),
+              per_token_ms(gs.decode_host.record, n), per_token_ms(gs.decode_host.copies, n),
+              per_token_ms(gs.decode_host.submit, n));
   std::printf("memory       %s: constants %s, state %s, intermediates %s (%s without reuse), scratch %s, inputs %s\n",
               hb(mem.total()).c_str(), hb(mem.constants).c_str(), hb(mem.state).c_str(), hb(mem.intermediates).c_str(),
               hb(mem.unplanned).c_str(), hb(mem.scratch).c_str(), hb(mem.inputs).c_str());
   std::printf("kv cache     %s as %s at context %lld (f16 %s, f32 %s: f16 saves %s)\n",
-              hb(a.model.half_kv_cache ? kv16 : kv32).c_str(), kv, static_cast<long long>(m.limits.max_seq),
+              hb(info.kv_cache == "f16" ? kv16 : kv32).c_str(), kv, static_cast<long long>(impl.limits.max_seq),
               hb(kv16).c_str(), hb(kv32).c_str(), hb(kv32 - kv16).c_str());
   if (profile) {
     std::fputs(profile_table(profile->first).c_str(), stdout);

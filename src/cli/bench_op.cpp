@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench/op_bench.h"
+#include "api/internal.h"
 #include "cli/commands.h"
 #include "cli/llm_common.h"
 #include "gpu/selftest.h"
@@ -35,7 +36,8 @@ int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& ar
     }
   }
   const std::regex re(filter);
-  gpu::Context ctx(global.context);
+  const Engine engine = make_engine(global);
+  gpu::Context& ctx = *Internals::impl(engine).gpu;
   if (!ctx.features().timestamp_query) throw std::invalid_argument("bench-op needs the timestamp-query feature");
   // The ceiling to compare with: this device's streaming bandwidth (y = a*x + b, large).
   const uint64_t elements = ctx.adapter().is_cpu ? (4u << 20) : (64u << 20);
@@ -50,7 +52,7 @@ int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& ar
   bool first = true;
   for (bench::OpCase c : bench::model_cases()) {
     if (!std::regex_search(c.name, re)) continue;
-    for (const auto& [name, value] : global.program) c.options[name] = value;  // tuning sweeps
+    for (const auto& [name, value] : Internals::impl(engine).options) c.options[name] = value;  // tuning sweeps
     bench::OpResult r;
     try {
       r = bench::run_case(ctx, c, iterations, warmup_ms);

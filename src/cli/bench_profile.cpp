@@ -1,5 +1,7 @@
 #include "cli/bench_profile.h"
 
+#include "llm/sampler.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -120,5 +122,90 @@ nlohmann::json profile_json(const StepProfile& p) {
           {"step_us", p.step_microseconds}, {"step_runs", p.step_runs}, {"queued_us", p.queued_microseconds},
           {"rows", rows}};
 }
+
+
+namespace {
+
+void feed(runtime::Program& p, std::span<const int32_t> ids, int64_t pos) {
+  p.set_input<int32_t>("tokens", ids, {1, static_cast<int64_t>(ids.size())});
+  p.set_sym("input_pos", pos);
+  p.execute();
+}
+
+int32_t greedy(const runtime::Program& p) { return llm::argmax(p.read_f32("logits")); }
+
+}  // namespace
+
+std::string tokens_at(int64_t count, int64_t first) {
+  if (count == 1) return "1 token at position " + std::to_string(first);
+  return std::to_string(count) + " tokens at positions " + std::to_string(first) + ".." +
+         std::to_string(first + count - 1);
+}
+
+namespace {
+
+constexpr int kStepRuns = 24;  // decode steps timed whole for the profile (prefill: a quarter)
+constexpr int kQueued = 7;     // untimed decode steps queued before a timed one
+
+// The median GPU time of `runs` executes by `step` (a program timing its passes): first
+// timestamp to last of each.
+template <typename Step>
+double median_step(int runs, Step step, const runtime::Program& p) {
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    step();
+    const std::vector<gpu::DispatchTiming>& t = p.last_timings();
+    if (t.empty()) return 0;
+    us.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3);
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+// One prefill step (the prompt's last) and one decode step on a build with timestamps (the next
+// token picked as in the timed runs), each run twice so the second, timed one finds the device
+// warm. The timed program is released first.
+std::pair<StepProfile, StepProfile> profile_steps(Model::Impl& m, std::span<const int32_t> prompt, int64_t start,
+                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick) {
+  m.program.reset();
+  options["profile"] = "1";
+  runtime::Program p(*m.engine->gpu, m.built->graph, m.built->weights, options);
+  if (m.limits.device_sampling) p.set_input<int32_t>("sampling", pick, {static_cast<int64_t>(pick.size())});
+  std::pair<StepProfile, StepProfile> out;
+  const size_t last = std::min(prompt.size(), static_cast<size_t>(m.limits.max_prefill));
+  const int64_t first = start - static_cast<int64_t>(last);
+  int32_t token = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    p.set_timing(gpu::Timing::Dispatches);
+    p.reset_state();
+    feed(p, prompt.last(last), first);
+    out.first = profile_step(p, "prefill: " + tokens_at(static_cast<int64_t>(last), first));
+    token = greedy(p);
+    feed(p, std::span<const int32_t>(&token, 1), start);
+    out.second = profile_step(p, "decode: " + tokens_at(1, start));
+  }
+  // The steps as they run unprofiled: the same work timed per pass (one pass but for copies),
+  // repeated; the median. Then the decode step behind kQueued untimed ones submitted back to
+  // back (as the pipelined loop submits them): what the GPU does with a full queue.
+  const auto decode = [&] { feed(p, std::span<const int32_t>(&token, 1), start); };
+  p.set_timing(gpu::Timing::Passes);
+  out.first.step_runs = kStepRuns / 4;
+  out.first.step_microseconds = median_step(out.first.step_runs, [&] {
+    p.reset_state();
+    feed(p, prompt.last(last), first);
+  }, p);
+  out.second.step_runs = kStepRuns;
+  out.second.step_microseconds = median_step(kStepRuns, decode, p);
+  out.second.queued_microseconds = median_step(kStepRuns / 4, [&] {
+    p.set_timing(gpu::Timing::Off);
+    for (int i = 0; i < kQueued; ++i) decode();
+    p.set_timing(gpu::Timing::Passes);
+    decode();
+  }, p);
+  return out;
+}
+
 
 }  // namespace wgx::cli

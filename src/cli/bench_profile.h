@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
+#include "ops/sampling/sample_params.h"
 #include "runtime/program.h"
 
 namespace wgx::cli {
@@ -38,5 +40,14 @@ StepProfile profile_step(const runtime::Program& program, std::string step);
 
 std::string profile_table(const StepProfile& profile);
 nlohmann::json profile_json(const StepProfile& profile);
+
+// "1 token at position 7", "8 tokens at positions 0..7".
+std::string tokens_at(int64_t count, int64_t first);
+
+// One prefill step (the prompt's last, ending at `start`) and one decode step of the model, on a
+// second build of its kept graph with timestamps (the model's own program is released first);
+// the device's pick follows `pick`.
+std::pair<StepProfile, StepProfile> profile_steps(Model::Impl& m, std::span<const int32_t> prompt, int64_t start,
+                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick);
 
 }  // namespace wgx::cli

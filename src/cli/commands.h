@@ -4,16 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "gpu/context.h"
-#include "runtime/op_kernel.h"
+#include "wgx/wgx.hpp"
 
 namespace wgx::cli {
 
-// Options every subcommand accepts: the GPU context, and runtime options (route and kernel
-// tuning: sdpa_query_tile, quant_gemv_tpc, ...) for every program the command builds.
+// Options every subcommand accepts: the adapter, Dawn's toggles, and runtime options for every
+// program the command builds (wgx options lists them).
 struct GlobalOptions {
-  gpu::ContextOptions context = gpu::ContextOptions::from_env();
-  runtime::RuntimeOptions program;
+  EngineOptions engine = EngineOptions::from_env();
 };
 
 int run_info(const GlobalOptions& global, const std::vector<std::string>& args);

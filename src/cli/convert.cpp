@@ -11,10 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/llm_common.h"
-#include "models/config.h"
-#include "models/progress.h"
-#include "models/wgx_model_file.h"
-#include "tokenizer/tokenizer.h"
+#include "cli/progress_line.h"
 
 namespace wgx::cli {
 
@@ -36,18 +33,6 @@ fixed in the file.
   --max-prefill N       the most prompt tokens one step feeds (default 512)
 )";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(path.string() + ": cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-const char* weights_name(models::WeightFormat w) {
-  return w == models::WeightFormat::Q4 ? "q4" : w == models::WeightFormat::F16 ? "f16" : "f32";
-}
-
 }  // namespace
 
 int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
@@ -59,14 +44,13 @@ int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
   }
   ModelArgs model;
   std::string output;
-  int64_t max_prefill = models::LoadOptions{}.max_prefill;
   ArgWalker args("convert", argv);
   while (!args.done()) {
     if (take_model_option(args, model)) continue;
     if (args.take("--output", "-o")) {
       output = args.value();
     } else if (args.take("--max-prefill")) {
-      max_prefill = parse_int("--max-prefill", args.value(), 1, int64_t{1} << 20);
+      model.load.max_prefill = parse_int("--max-prefill", args.value(), 1, int64_t{1} << 20);
     } else if (model.path.empty() && args.current().rfind("-", 0) != 0) {
       model.path = args.current();
       args.skip();
@@ -78,35 +62,18 @@ int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
     throw std::invalid_argument("convert: name the model folder (usage: wgx convert DIR -o OUT.wgx)");
   }
   if (output.empty()) throw std::invalid_argument("convert: name the output with -o OUT.wgx");
-  const fs::path dir(model.path);
-  if (!fs::is_directory(dir)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
+  if (!fs::is_directory(model.path)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
 
   const auto start = std::chrono::steady_clock::now();
-  // The tokenizer first: it is quick to check, and the file must hold one that loads.
-  tokenizer::Tokenizer::load(dir);
-  models::TokenizerTexts tokenizer{read_text(dir / "tokenizer.json"), std::nullopt};
-  if (const fs::path config = dir / "tokenizer_config.json"; fs::exists(config)) {
-    tokenizer.tokenizer_config_json = read_text(config);
-  }
-
-  models::LoadOptions options;
-  options.weights = model.weights;
-  options.half_kv_cache = model.half_kv_cache;
-  options.max_seq = model.context;
-  options.max_prefill = max_prefill;
-  const models::BuiltModel built = models::load_hf(dir, options);  // its own progress line
   {
-    models::Progress progress(true, "writing " + output);
-    progress.update("graph, metadata and weights");
-    models::write_model_wgx(output, built, options, tokenizer);
-    progress.done();
+    ProgressLine line("converting " + model.path);
+    LoadOptions o = model.load;
+    o.on_progress = line.callback();
+    convert(model.path, output, o);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "wgx: wrote %s: %.1f MiB (%s, %s weights, %s KV cache, context %lld) in %.1f s\n",
-               output.c_str(), static_cast<double>(fs::file_size(output)) / (1 << 20),
-               models::architecture_name(built.config.architecture), weights_name(options.weights),
-               options.half_kv_cache ? "f16" : "f32",
-               static_cast<long long>(llm::model_limits(built.graph).max_seq), seconds);
+  std::fprintf(stderr, "wgx: wrote %s: %.1f MiB in %.1f s\n", output.c_str(),
+               static_cast<double>(fs::file_size(output)) / (1 << 20), seconds);
   return 0;
 }
 

@@ -2,7 +2,9 @@
 #include <cstdio>
 #include <string>
 
+#include "api/internal.h"
 #include "cli/commands.h"
+#include "cli/llm_common.h"
 #include "gpu/selftest.h"
 #include "runtime/program.h"
 
@@ -20,7 +22,8 @@ int run_info(const GlobalOptions& global, const std::vector<std::string>& args) 
                                   "' (usage: wgx info [--elements N])");
     }
   }
-  gpu::Context ctx(global.context);
+  const Engine engine = make_engine(global);
+  gpu::Context& ctx = *Internals::impl(engine).gpu;
   const gpu::AdapterDescription& a = ctx.adapter();
   const gpu::Limits& l = ctx.limits();
   const gpu::Features& f = ctx.features();

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "api/internal.h"
 #include "cli/commands.h"
+#include "cli/llm_common.h"
 #include "format/wgx_file.h"
 #include "runtime/program.h"
 
@@ -35,9 +37,10 @@ int run_inspect(const GlobalOptions& global, const std::vector<std::string>& arg
       std::printf("meta         %s = %s... (%zu bytes)\n", key.c_str(), head.c_str(), value.size());
     }
   }
-  gpu::Context ctx(global.context);
+  const Engine engine = make_engine(global);
+  gpu::Context& ctx = *Internals::impl(engine).gpu;
   std::printf("adapter      %s (%s)\n", ctx.adapter().device.c_str(), ctx.adapter().backend.c_str());
-  runtime::Program program(ctx, file.graph(), file.weights(), global.program);
+  runtime::Program program(ctx, file.graph(), file.weights(), Internals::impl(engine).options);
   std::fputs(program.describe().c_str(), stdout);
   if (why) {
     for (const runtime::RouteChoice& r : program.routes()) {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "models/synthetic.h"
-#include "models/wgx_model_file.h"
+#include "api/internal.h"
+#include "cli/progress_line.h"
 
 namespace wgx::cli {
 
@@ -92,41 +92,29 @@ bool take_model_option(ArgWalker& args, ModelArgs& model) {
   if (args.take("--model", "-m")) {
     model.path = args.value();
   } else if (args.take("--weights")) {
-    model.given.push_back("--weights");
     const std::string w = args.value();
     if (w == "q4") {
-      model.weights = models::WeightFormat::Q4;
+      model.load.weights = WeightFormat::Q4;
     } else if (w == "f16") {
-      model.weights = models::WeightFormat::F16;
+      model.load.weights = WeightFormat::F16;
     } else if (w == "f32") {
-      model.weights = models::WeightFormat::F32;
+      model.load.weights = WeightFormat::F32;
     } else {
       throw std::invalid_argument("--weights is '" + w + "': choose q4, f16 or f32");
     }
   } else if (args.take("--kv")) {
-    model.given.push_back("--kv");
     const std::string kv = args.value();
     if (kv != "f16" && kv != "f32") throw std::invalid_argument("--kv is '" + kv + "': choose f16 or f32");
-    model.half_kv_cache = kv == "f16";
+    model.load.kv = kv == "f16" ? KvFormat::F16 : KvFormat::F32;
   } else if (args.take("--ctx")) {
-    model.given.push_back("--ctx");
-    model.context = parse_int("--ctx", args.value(), 1, int64_t{1} << 20);
+    model.load.context = parse_int("--ctx", args.value(), 1, int64_t{1} << 20);
   } else {
     return false;
   }
   return true;
 }
 
-llm::SamplingOptions default_sampling() {
-  llm::SamplingOptions s;
-  s.temperature = 0.8f;
-  s.top_k = 40;
-  s.top_p = 0.95f;
-  s.min_p = 0.05f;
-  return s;
-}
-
-bool take_sampling_option(ArgWalker& args, llm::SamplingOptions& s, bool& seed_given) {
+bool take_sampling_option(ArgWalker& args, Sampling& s) {
   if (args.take("--temp")) {
     s.temperature = static_cast<float>(parse_number("--temp", args.value(), 0, 100));
   } else if (args.take("--top-k")) {
@@ -139,140 +127,45 @@ bool take_sampling_option(ArgWalker& args, llm::SamplingOptions& s, bool& seed_g
     s.repetition_penalty = static_cast<float>(parse_number("--repeat-penalty", args.value(), 1e-3, 100));
   } else if (args.take("--seed")) {
     s.seed = static_cast<uint64_t>(parse_int("--seed", args.value(), 0, INT64_MAX));
-    seed_given = true;
   } else {
     return false;
   }
   return true;
 }
 
-namespace {
+Engine make_engine(const GlobalOptions& global) { return Engine(global.engine); }
 
-const char* weights_name(models::WeightFormat w) {
-  switch (w) {
-    case models::WeightFormat::Q4: return "q4";
-    case models::WeightFormat::F16: return "f16";
-    case models::WeightFormat::F32: return "f32";
+Model load_model(const Engine& engine, const ModelArgs& args, bool keep) {
+  if (!args.synthetic.empty()) {
+    if (!args.path.empty()) throw std::invalid_argument("pass --model or --synthetic, not both");
+    return keep || args.shared_layers
+               ? Internals::synthetic_kept(engine, args.synthetic, args.load, args.seed, args.shared_layers)
+               : Model::synthetic(engine, args.synthetic, args.load, args.seed);
   }
-  return "?";
-}
-
-// True for a file (a .wgx, whose reader says what is wrong with it), false for a model folder.
-bool check_model_path(const ModelArgs& args) {
   if (args.path.empty()) {
     throw std::invalid_argument("name the model with --model PATH (a Hugging Face model folder or a .wgx file)");
   }
-  const fs::path p(args.path);
-  if (!fs::exists(p)) throw std::invalid_argument("--model " + args.path + ": no such file or folder");
-  if (fs::is_regular_file(p)) return true;
-  if (!fs::is_directory(p))
-    throw std::invalid_argument("--model " + args.path + ": not a folder or a .wgx file");
-  for (const char* file : {"config.json", "tokenizer.json"}) {
-    if (!fs::exists(p / file)) {
-      throw std::invalid_argument("--model " + args.path + ": no " + file +
-                                  " in it (a Hugging Face model folder holds config.json, tokenizer.json and the "
-                                  "*.safetensors weights; huggingface-cli download fetches all three)");
-    }
-  }
-  return false;
+  ProgressLine line("loading " + args.path);
+  LoadOptions o = args.load;
+  o.on_progress = line.callback();
+  return keep ? Internals::load_kept(engine, args.path, o) : Model::load(engine, args.path, o);
 }
 
-// A .wgx holds its weights, cache and context as converted: options asking for others are refused
-// rather than ignored; the same values are accepted.
-void check_fixed_options(const ModelArgs& args, const models::WgxModel& file) {
-  const models::LoadOptions& o = file.options;
-  for (const std::string& option : args.given) {
-    const int64_t context = std::min(args.context, file.model.config.max_position_embeddings);  // as convert clamps
-    const bool same = option == "--weights" ? args.weights == o.weights
-                      : option == "--kv"    ? args.half_kv_cache == o.half_kv_cache
-                                            : context == o.max_seq;
-    if (same) continue;
-    throw std::invalid_argument("--model " + args.path + " holds " + weights_name(o.weights) + " weights, an " +
-                                (o.half_kv_cache ? "f16" : "f32") + " KV cache and a context of " +
-                                std::to_string(o.max_seq) + ", fixed by wgx convert: " + option +
-                                " cannot change them (convert the folder again to get others)");
-  }
+void announce(const Model& model) {
+  const ModelInfo i = model.info();
+  std::fprintf(stderr, "wgx: %s (%s) ready in %.2f s (model read in %.3f s, program built in %.3f s)\n",
+               i.path.c_str(), i.description.c_str(), i.load_seconds, i.read_seconds, i.build_seconds);
 }
 
-double since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// The geometry --synthetic names; nothing for a model folder.
-std::optional<models::ModelConfig> synthetic_model(const ModelArgs& args) {
-  if (args.synthetic.empty()) return std::nullopt;
-  if (!args.path.empty()) throw std::invalid_argument("pass --model or --synthetic, not both");
-  auto config = models::synthetic_config(args.synthetic);
-  if (!config) {
-    std::string names;
-    for (const std::string& n : models::synthetic_names()) names += (names.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("--synthetic " + args.synthetic + ": choose one of " + names);
-  }
-  return config;
-}
-
-}  // namespace
-
-LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool keep_built) {
-  const std::optional<models::ModelConfig> synthetic = synthetic_model(args);
-  const bool wgx_file = !synthetic && check_model_path(args);
-  const auto start = std::chrono::steady_clock::now();
-  LoadedModel m;
-  models::LoadOptions options;
-  options.weights = args.weights;
-  options.half_kv_cache = args.half_kv_cache;
-  options.max_seq = args.context;
-  options.share_layer_weights = args.shared_layers;
-  std::optional<models::WgxModel> file;
-  if (wgx_file) {
-    file = models::load_wgx(args.path);  // a mapping and the metadata: quick
-    m.read_seconds = since(start);
-    check_fixed_options(args, *file);
-    options = file->options;
-    const std::string* config = file->tokenizer_config_json();
-    m.tokenizer = tokenizer::Tokenizer::from_json(
-        file->tokenizer_json(), config ? std::optional<std::string_view>(*config) : std::nullopt, args.path);
-  } else if (!synthetic) {
-    m.tokenizer = tokenizer::Tokenizer::load(args.path);  // first: its errors are the quick ones
-  }
-  m.gpu = std::make_unique<gpu::Context>(global.context);
-  const auto read_start = std::chrono::steady_clock::now();
-  models::BuiltModel built =
-      file        ? std::move(file->model)
-      : synthetic ? models::build_decoder(*synthetic, models::synthetic_weights(args.seed), options)
-                  : models::load_hf(args.path, options);
-  if (!file) m.read_seconds = since(read_start);
-  m.config = built.config;
-  m.limits = llm::model_limits(built.graph);
-  const auto build_start = std::chrono::steady_clock::now();
-  if (keep_built) {
-    m.program = std::make_unique<runtime::Program>(*m.gpu, built.graph, built.weights, global.program);
-    m.built = std::move(built);
-    if (file) m.wgx_file = std::move(file->file);
-  } else {
-    m.program = std::make_unique<runtime::Program>(*m.gpu, std::move(built.graph), built.weights, global.program);
-  }
-  m.build_seconds = since(build_start);
-  m.eos_ids = m.config.eos_token_ids;
-  if (const auto eos = m.tokenizer ? m.tokenizer->special_tokens().eos : std::nullopt;
-      eos && std::find(m.eos_ids.begin(), m.eos_ids.end(), *eos) == m.eos_ids.end()) {
-    m.eos_ids.push_back(*eos);
-  }
-  m.description = std::string(m.config.architecture == models::Architecture::Qwen3 ? "Qwen3" : "Llama") + ", " +
-                  weights_name(options.weights) + " weights, " + (options.half_kv_cache ? "f16" : "f32") +
-                  " KV cache, context " + std::to_string(m.limits.max_seq) + ", " + m.gpu->adapter().device;
-  m.load_seconds = since(start);
-  return m;
-}
-
-std::string stats_line(const llm::GenerationStats& s, llm::StopReason stop) {
+std::string stats_line(const Result& r) {
+  const Stats& s = r.stats;
   char line[256];
   std::snprintf(line, sizeof line,
                 "prompt %lld tokens, %.1f tok/s | generated %lld tokens, %.1f tok/s%s | first token %.3f s | stop: %s",
                 static_cast<long long>(s.prompt_tokens), s.prefill_tokens_per_second(),
                 static_cast<long long>(s.generated_tokens), s.decode_tokens_per_second(),
                 s.drawn_on_device ? " (pipelined, drawn on the device)" : s.pipelined ? " (pipelined)" : "",
-                s.first_token_seconds, llm::stop_reason_name(stop));
+                s.first_token_seconds, to_string(r.stop));
   return line;
 }
 

@@ -1,20 +1,14 @@
-// What wgx run, chat and bench share: the model and sampling options, loading a model folder into
-// a built program with its tokenizer, and the statistics line.
+// What wgx run, chat, bench and convert share: the model and sampling options, loading a model
+// through the public API (with a progress line), and the statistics line.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
-#include "format/wgx_file.h"
-#include "llm/chat.h"
-#include "llm/generator.h"
-#include "models/model.h"
-#include "runtime/program.h"
-#include "tokenizer/tokenizer.h"
+#include "wgx/wgx.hpp"
 
 namespace wgx::cli {
 
@@ -24,13 +18,10 @@ extern const char* const kSamplingOptionsHelp;
 
 struct ModelArgs {
   std::string path;
-  std::string synthetic;  // instead of a folder: a models/synthetic.h name, random weights (bench)
-  uint64_t seed = 1;      // of the synthetic weights
+  std::string synthetic;       // instead of a path: a Model::synthetic_names() name (bench)
+  uint64_t seed = 1;           // of the synthetic weights
   bool shared_layers = false;  // of the synthetic weights: every layer reads layer 0's (bench)
-  models::WeightFormat weights = models::WeightFormat::Q4;
-  bool half_kv_cache = true;
-  int64_t context = 4096;
-  std::vector<std::string> given;  // which of --weights, --kv, --ctx were given (a .wgx fixes them)
+  LoadOptions load;            // --weights, --kv, --ctx (unset: the defaults, or a .wgx file's)
 };
 
 // Numbers from the command line, with the option named when one is not a number or out of range.
@@ -58,34 +49,17 @@ class ArgWalker {
 // --model, --weights, --kv, --ctx; true when the current argument was one of them.
 bool take_model_option(ArgWalker& args, ModelArgs& model);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --seed.
-bool take_sampling_option(ArgWalker& args, llm::SamplingOptions& sampling, bool& seed_given);
-// Defaults of the generating commands (llama.cpp's): temperature 0.8, top-k 40, top-p 0.95,
-// min-p 0.05, no repetition penalty.
-llm::SamplingOptions default_sampling();
+bool take_sampling_option(ArgWalker& args, Sampling& sampling);
 
-struct LoadedModel {
-  std::unique_ptr<gpu::Context> gpu;
-  models::ModelConfig config;
-  std::unique_ptr<runtime::Program> program;
-  std::optional<tokenizer::Tokenizer> tokenizer;  // none for a synthetic model
-  llm::ModelLimits limits;
-  std::vector<int32_t> eos_ids;  // config.json / generation_config.json and the tokenizer's
-  std::string description;       // "Qwen3, q4 weights, f16 KV cache, context 4096, <adapter>"
-  double load_seconds = 0;
-  double read_seconds = 0;  // of load_seconds: reading the model (a folder: + converting weights)
-  double build_seconds = 0;  // of load_seconds: building the program (routes, kernels, uploads)
-  // With keep_built: the graph and weights the program was built from, to build it again with
-  // other runtime options (wgx bench --profile).
-  std::optional<models::BuiltModel> built;
-  std::optional<format::WgxFile> wgx_file;  // the mapping a kept `built` of a .wgx borrows from
-};
+// The Engine for the global options (adapter, toggles, runtime options).
+Engine make_engine(const GlobalOptions& global);
+// Loads args.path (a Hugging Face folder or a .wgx file) or the synthetic model args.synthetic
+// names, with a progress line. `keep`: keep the graph and weights (bench --profile rebuilds them).
+Model load_model(const Engine& engine, const ModelArgs& args, bool keep = false);
+// "wgx: PATH (description) ready in 1.20 s (model read in 0.40 s, program built in 0.80 s)".
+void announce(const Model& model);
 
-// Loads a Hugging Face folder (config.json, tokenizer.json, *.safetensors), a .wgx file from wgx
-// convert, or generates the synthetic model args.synthetic names, and builds it for the adapter. Throws
-// std::invalid_argument with what to do for a path that is not such a folder or an unknown name.
-LoadedModel load_model(const GlobalOptions& global, const ModelArgs& args, bool keep_built = false);
-
-// "prompt 12 tokens 250.1 tok/s | 64 tokens 30.2 tok/s | first token 0.05 s | stop: eos".
-std::string stats_line(const llm::GenerationStats& stats, llm::StopReason stop);
+// "prompt 12 tokens, 250.1 tok/s | generated 64 tokens, 30.2 tok/s | first token 0.05 s | stop: eos".
+std::string stats_line(const Result& result);
 
 }  // namespace wgx::cli

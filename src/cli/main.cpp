@@ -52,6 +52,18 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
+// What a failure of the API's kind exits with: 2 for a bad command line, 3 when the machine has
+// no usable GPU (or SwiftShader), 4 for a model that cannot be used, 1 otherwise.
+int exit_code(wgx::ErrorKind kind) {
+  switch (kind) {
+    case wgx::ErrorKind::BadArgument:
+    case wgx::ErrorKind::ContextFull: return 2;
+    case wgx::ErrorKind::NoAdapter: return 3;
+    case wgx::ErrorKind::InvalidModel: return 4;
+    default: return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,17 +83,17 @@ int main(int argc, char** argv) {
         std::fputs(kUsage, stdout);
         return 0;
       } else if (arg == "--version") {
-        std::puts("wgx 0.1.0");
+        std::printf("wgx %s\n", wgx::version());
         return 0;
       } else if (arg == "--adapter") {
-        global.context.adapter = gpu::parse_adapter_choice(value("--adapter"));
+        global.engine.adapter = value("--adapter");
       } else if (arg == "--toggles") {
-        global.context.add_toggles(value("--toggles"));
+        global.engine.toggles.push_back(value("--toggles"));
       } else if (arg == "--option") {
         const std::string kv = value("--option");
         const size_t eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--option takes NAME=VALUE, got '" + kv + "'");
-        global.program[kv.substr(0, eq)] = kv.substr(eq + 1);
+        global.engine.options[kv.substr(0, eq)] = kv.substr(eq + 1);
       } else if (arg.rfind("-", 0) == 0) {
         throw std::invalid_argument("unknown option '" + arg + "' (see wgx --help)");
       } else {
@@ -103,6 +115,8 @@ int main(int argc, char** argv) {
     if (command == "chat") return cli::run_chat(global, rest);
     if (command == "bench") return cli::run_bench(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
+  } catch (const wgx::Error& e) {
+    return fail(e.what(), exit_code(e.kind()));
   } catch (const gpu::GpuError& e) {
     return fail(e.what(), e.kind() == gpu::ErrorKind::Setup ? 3 : 1);
   } catch (const format::FormatError& e) {

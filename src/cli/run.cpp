@@ -11,7 +11,6 @@
 
 #include "cli/commands.h"
 #include "cli/llm_common.h"
-#include "llm/chat_session.h"
 
 namespace wgx::cli {
 
@@ -73,11 +72,6 @@ bool wants_help(const std::vector<std::string>& args) {
   return false;
 }
 
-uint64_t random_seed() {
-  std::random_device rd;
-  return (uint64_t{rd()} << 32) | rd();
-}
-
 bool line_open = false;  // stdout's last text did not end its line
 
 void write_out(std::string_view text) {
@@ -86,31 +80,16 @@ void write_out(std::string_view text) {
   if (!text.empty()) line_open = text.back() != '\n';
 }
 
-llm::ChatTemplate chat_template_of(const LoadedModel& m) {
-  const auto t = llm::detect_chat_template(*m.tokenizer);
-  if (!t) {
-    throw std::invalid_argument(
-        "the tokenizer has neither <|im_start|> (Qwen3) nor <|start_header_id|> (Llama 3): "
-        "no chat template for it; use wgx run without --chat");
-  }
-  return *t;
-}
-
-void announce(const ModelArgs& args, const LoadedModel& m) {
-  std::fprintf(stderr, "wgx: %s (%s) ready in %.2f s (model read in %.3f s, program built in %.3f s)\n",
-               args.path.c_str(), m.description.c_str(), m.load_seconds, m.read_seconds, m.build_seconds);
-}
-
-// --in-flight and --steps-per-submit (run and chat); `steps_given`: the latter was.
-bool take_decode_option(ArgWalker& args, llm::GenerationOptions& options, bool& steps_given) {
-  constexpr auto kMost = static_cast<int64_t>(runtime::Program::kMaxReadsInFlight);
+// --in-flight, --steps-per-submit and --host-sampling (run and chat); `steps_given`: the second was.
+bool take_decode_option(ArgWalker& args, GenerateOptions& options, bool& steps_given) {
+  constexpr int64_t kMost = 8;  // steps a model keeps in flight at most
   if (args.take("--in-flight")) {
-    options.decode_in_flight = parse_int("--in-flight", args.value(), 0, kMost);
+    options.in_flight = parse_int("--in-flight", args.value(), 0, kMost);
   } else if (args.take("--steps-per-submit")) {
-    options.decode_steps_per_submit = parse_int("--steps-per-submit", args.value(), 1, kMost);
+    options.steps_per_submit = parse_int("--steps-per-submit", args.value(), 1, kMost);
     steps_given = true;
   } else if (args.take("--host-sampling")) {
-    options.sample_on_device = false;
+    options.host_sampling = true;
   } else {
     return false;
   }
@@ -118,22 +97,18 @@ bool take_decode_option(ArgWalker& args, llm::GenerationOptions& options, bool& 
 }
 
 // Steps a submit asked for that exceed the steps in flight are an error (the default shrinks).
-void check_decode_options(const char* command, llm::GenerationOptions& options, bool steps_given) {
-  if (!steps_given) {
-    options.decode_steps_per_submit =
-        std::min(options.decode_steps_per_submit, std::max<int64_t>(options.decode_in_flight, 1));
-  }
-  if (options.decode_steps_per_submit > std::max<int64_t>(options.decode_in_flight, 1)) {
-    throw std::invalid_argument(std::string(command) + ": --steps-per-submit " +
-                                std::to_string(options.decode_steps_per_submit) +
-                                " is more than the steps in flight (--in-flight " +
-                                std::to_string(options.decode_in_flight) + ")");
+void check_decode_options(const char* command, GenerateOptions& options, bool steps_given) {
+  if (!steps_given) options.steps_per_submit = std::min(options.steps_per_submit, std::max<int64_t>(options.in_flight, 1));
+  if (options.steps_per_submit > std::max<int64_t>(options.in_flight, 1)) {
+    throw std::invalid_argument(std::string(command) + ": --steps-per-submit " + std::to_string(options.steps_per_submit) +
+                                " is more than the steps in flight (--in-flight " + std::to_string(options.in_flight) + ")");
   }
 }
 
-// A hint on what to change, for a prompt that does not fit.
-[[noreturn]] void context_full(const llm::ContextFullError& e) {
-  throw std::invalid_argument(std::string(e.what()) + " (-n N: new tokens; --ctx N: context length)");
+// The text of a generation as it streams.
+bool stream(std::string_view text, int32_t) {
+  write_out(text);
+  return true;
 }
 
 }  // namespace
@@ -149,14 +124,13 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
     return 0;
   }
   ModelArgs model;
-  llm::GenerationOptions options;
-  options.sampling = default_sampling();
-  bool seed_given = false, chat = false, have_prompt = false, steps_given = false;
-  llm::ChatOptions chat_options;
-  std::string prompt, system;
+  GenerateOptions options;
+  bool chat = false, have_prompt = false, steps_given = false;
+  SessionOptions session_options;
+  std::string prompt;
   ArgWalker args("run", argv);
   while (!args.done()) {
-    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given) ||
+    if (take_model_option(args, model) || take_sampling_option(args, options.sampling) ||
         take_decode_option(args, options, steps_given)) {
       continue;
     }
@@ -164,17 +138,17 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
       prompt = args.value();
       have_prompt = true;
     } else if (args.take("--max-tokens", "-n")) {
-      options.max_new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
+      options.max_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
     } else if (args.take("--chat")) {
       chat = true;
     } else if (args.take("--system")) {
-      system = args.value();
+      session_options.system_prompt = args.value();
       chat = true;
     } else if (args.take("--no-think")) {
-      chat_options.enable_thinking = false;
+      session_options.thinking = false;
       chat = true;
     } else if (args.take("--stop")) {
-      options.stop_strings.push_back(args.value());
+      options.stop.push_back(args.value());
     } else {
       args.unknown();
     }
@@ -183,36 +157,20 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
   if (!have_prompt)
     throw std::invalid_argument("run: give a prompt with -p TEXT (or -p - to read stdin); see wgx run --help");
   if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  if (!seed_given) options.sampling.seed = random_seed();
-  llm::validate(options.sampling);
 
-  LoadedModel m = load_model(global, model);
-  announce(model, m);
-  options.eos_ids = m.eos_ids;
-  std::vector<int32_t> ids;
-  if (chat) {
-    std::vector<llm::ChatMessage> messages;
-    if (!system.empty()) messages.push_back({"system", system, std::nullopt});
-    messages.push_back({"user", prompt, std::nullopt});
-    ids = m.tokenizer->encode(llm::render_chat(chat_template_of(m), messages, chat_options));
-  } else {
-    // Hugging Face's tokenizer(prompt): what tokenizer.json's post-processor adds (Llama 3
-    // starts with <|begin_of_text|>; Qwen3 and the demo add nothing).
-    ids = m.tokenizer->encode(prompt, tokenizer::EncodeOptions{});
-  }
-  llm::Generator gen(*m.program, *m.tokenizer, m.limits);
-  llm::GenerationResult r;
+  const Model m = load_model(make_engine(global), model);
+  announce(m);
+  Session session = m.session(session_options);
+  Result r;
   try {
-    r = gen.generate(ids, options, [](int32_t, std::string_view text) {
-      write_out(text);
-      return true;
-    });
-  } catch (const llm::ContextFullError& e) {
-    context_full(e);
+    // Text as Hugging Face's tokenizer(prompt) gives it, or a user message in the chat template.
+    r = chat ? session.chat(prompt, options, stream) : session.generate(prompt, options, stream);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::ContextFull) throw;
+    throw std::invalid_argument(std::string(e.what()) + " (-n N: new tokens; --ctx N: context length)");
   }
   if (!r.text.empty() && r.text.back() != '\n') write_out("\n");
-  std::fprintf(stderr, "wgx: %s | seed %llu\n", stats_line(r.stats, r.stop).c_str(),
-               static_cast<unsigned long long>(options.sampling.seed));
+  std::fprintf(stderr, "wgx: %s | seed %llu\n", stats_line(r).c_str(), static_cast<unsigned long long>(r.seed));
   return 0;
 }
 
@@ -222,44 +180,44 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) 
     return 0;
   }
   ModelArgs model;
-  llm::GenerationOptions options;
-  options.sampling = default_sampling();
-  options.max_new_tokens = 1024;
-  bool seed_given = false, steps_given = false;
-  llm::ChatOptions chat_options;
-  std::string system;
+  GenerateOptions options;
+  options.max_tokens = 1024;
+  bool steps_given = false;
+  SessionOptions session_options;
   ArgWalker args("chat", argv);
   while (!args.done()) {
-    if (take_model_option(args, model) || take_sampling_option(args, options.sampling, seed_given) ||
+    if (take_model_option(args, model) || take_sampling_option(args, options.sampling) ||
         take_decode_option(args, options, steps_given)) {
       continue;
     }
     if (args.take("--max-tokens", "-n")) {
-      options.max_new_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
+      options.max_tokens = parse_int("-n", args.value(), 1, int64_t{1} << 20);
     } else if (args.take("--system")) {
-      system = args.value();
+      session_options.system_prompt = args.value();
     } else if (args.take("--no-think")) {
-      chat_options.enable_thinking = false;
+      session_options.thinking = false;
     } else {
       args.unknown();
     }
   }
   check_decode_options("chat", options, steps_given);
-  if (!seed_given) options.sampling.seed = random_seed();
-  llm::validate(options.sampling);
 
-  LoadedModel m = load_model(global, model);
-  const llm::ChatTemplate tmpl = chat_template_of(m);
-  if (!chat_options.enable_thinking && tmpl != llm::ChatTemplate::Qwen3) {
+  const Model m = load_model(make_engine(global), model);
+  const ModelInfo info = m.info();
+  if (info.chat_template.empty()) {
+    throw std::invalid_argument("chat: " + info.path +
+                                "'s tokenizer has neither <|im_start|> (Qwen3) nor <|start_header_id|> (Llama 3): no "
+                                "chat template for it; use wgx run without --chat");
+  }
+  if (!session_options.thinking && info.chat_template != "qwen3") {
     std::fputs("wgx: --no-think applies to Qwen3 only; ignored\n", stderr);
   }
-  announce(model, m);
+  announce(m);
   std::fputs("wgx: type a message; /reset starts over, /quit or Ctrl-D ends\n", stderr);
-  options.eos_ids = m.eos_ids;
-  llm::Generator gen(*m.program, *m.tokenizer, m.limits);
-  llm::ChatSession session(gen, tmpl, system, chat_options);
+  Session session = m.session(session_options);
   const bool interactive = isatty(STDIN_FILENO);
-  const uint64_t seed = options.sampling.seed;
+  // Each reply its own random stream, reproducibly from one seed.
+  const uint64_t seed = options.sampling.seed.value_or((uint64_t{std::random_device{}()} << 32) | std::random_device{}());
   std::string line;
   for (uint64_t turn = 0;; ++turn) {
     if (interactive) write_out("> ");
@@ -275,21 +233,19 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& argv) 
       std::fprintf(stderr, "wgx: unknown command %s (/reset or /quit)\n", line.c_str());
       continue;
     }
-    options.sampling.seed = seed + turn;  // each reply its own random stream, reproducibly
+    options.sampling.seed = seed + turn;
     try {
-      const llm::GenerationResult r = session.send(line, options, [](int32_t, std::string_view text) {
-        write_out(text);
-        return true;
-      });
+      const Result r = session.chat(line, options, stream);
       write_out("\n");
-      std::fprintf(stderr, "wgx: %s | context %lld/%lld\n", stats_line(r.stats, r.stop).c_str(),
-                   static_cast<long long>(gen.context().size()), static_cast<long long>(gen.limits().max_seq));
-    } catch (const llm::ContextFullError& e) {
-      std::fprintf(stderr, "wgx: %s\n", e.what());
-    } catch (const std::invalid_argument& e) {  // e.g. a line that is not UTF-8: say so, go on
+      std::fprintf(stderr, "wgx: %s | context %lld/%lld\n", stats_line(r).c_str(),
+                   static_cast<long long>(session.context_used()), static_cast<long long>(session.context_size()));
+    } catch (const Error& e) {  // a full context, a line that is not UTF-8: say so, go on
+      if (e.kind() != ErrorKind::ContextFull && e.kind() != ErrorKind::BadArgument) throw;
+      end_output_line();
       std::fprintf(stderr, "wgx: %s\n", e.what());
     }
   }
+  std::fprintf(stderr, "wgx: seed %llu\n", static_cast<unsigned long long>(seed));
   return 0;
 }
 

@@ -2,15 +2,12 @@
 // with --decode ids -> text, using a Hugging Face tokenizer.json (PATH is the file, a model folder
 // holding it, or a .wgx from wgx convert).
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 #include <string>
 
 #include "cli/commands.h"
-#include "models/wgx_model_file.h"
-#include "tokenizer/tokenizer.h"
 
 namespace wgx::cli {
 
@@ -54,15 +51,6 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-// A .wgx carries the tokenizer files' text in its metadata.
-tokenizer::Tokenizer load_tokenizer(const std::string& path) {
-  if (std::filesystem::path(path).extension() != ".wgx") return tokenizer::Tokenizer::load(path);
-  const models::WgxModel m = models::load_wgx(path);
-  const std::string* config = m.tokenizer_config_json();
-  return tokenizer::Tokenizer::from_json(m.tokenizer_json(),
-                                         config ? std::optional<std::string_view>(*config) : std::nullopt, path);
-}
-
 }  // namespace
 
 int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
@@ -95,7 +83,7 @@ int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
   }
   if (model.empty() || !have_text) throw std::invalid_argument(std::string("tokenize: ") + kUsage);
   if (text == "-") text = read_stdin();
-  const tokenizer::Tokenizer tok = load_tokenizer(model);
+  const Tokenizer tok = Tokenizer::load(model);  // a folder, a tokenizer.json or a .wgx
   if (decode) {
     const std::vector<int32_t> ids = parse_ids(text);
     for (int32_t id : ids) {
@@ -108,8 +96,10 @@ int run_tokenize(const GlobalOptions&, const std::vector<std::string>& args) {
     std::fputs("\n", stdout);
     return 0;
   }
-  const std::vector<int32_t> ids =
-      tok.encode(text, {.add_special_tokens = add_special, .allow_special = allow_special});
+  EncodeOptions o;
+  o.add_special_tokens = add_special;
+  o.parse_special = allow_special;
+  const std::vector<int32_t> ids = tok.encode(text, o);
   std::string out = "[";
   for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
   std::puts((out + "]").c_str());

@@ -1,5 +1,7 @@
 #include "llm/generator.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -13,6 +15,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// CPU seconds of the whole process (Dawn's threads, and SwiftShader's when it is the "GPU") and of
+// the calling thread.
+struct CpuTime {
+  double process = 0, thread = 0;
+};
+double cpu_seconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+CpuTime cpu_now() { return {cpu_seconds(CLOCK_PROCESS_CPUTIME_ID), cpu_seconds(CLOCK_THREAD_CPUTIME_ID)}; }
 
 const graph::NamedValue* find_named(const std::vector<graph::NamedValue>& list, std::string_view name) {
   for (const auto& v : list) {
@@ -110,7 +124,7 @@ double GenerationStats::decode_tokens_per_second() const {
   return decode_seconds > 0 && generated_tokens > 1 ? static_cast<double>(generated_tokens - 1) / decode_seconds : 0.0;
 }
 
-Generator::Generator(runtime::Program& program, tokenizer::Tokenizer tokenizer, ModelLimits limits)
+Generator::Generator(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, ModelLimits limits)
     : program_(program), tokenizer_(std::move(tokenizer)), limits_(limits) {
   if (limits_.max_seq < 1 || limits_.max_prefill < 1 || limits_.vocab < 1) {
     throw std::invalid_argument("model limits must be positive (max_seq, max_prefill, vocab)");
@@ -122,6 +136,12 @@ void Generator::reset() {
   program_.reset_state();
   context_.clear();
   fed_ = 0;
+}
+
+void Generator::truncate(size_t tokens) {
+  if (tokens >= context_.size()) return;
+  context_.resize(tokens);
+  fed_ = std::min(fed_, static_cast<int64_t>(tokens));
 }
 
 std::vector<float> Generator::feed(std::span<const int32_t> ids, int64_t chunk, int64_t* steps) {
@@ -227,21 +247,26 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
 
   stats.pipelined = pipelined;
   stats.drawn_on_device = drawn;
-  tokenizer::StreamDecoder stream(tokenizer_, options.skip_special);
+  std::optional<tokenizer::StreamDecoder> stream;  // no text without a tokenizer
+  if (tokenizer_) stream.emplace(*tokenizer_, options.skip_special);
   StopMatcher stops(options.stop_strings);
   Clock::time_point first_token;
+  CpuTime cpu0;
+  runtime::Program::HostTimes host0;
   // Takes one sampled token: context, text, callback, stop conditions. Whether to go on.
   auto accept = [&](int32_t token) {
     if (result.tokens.empty()) {
       first_token = Clock::now();
       stats.first_token_seconds = std::chrono::duration<double>(first_token - start).count();
+      cpu0 = cpu_now();
+      host0 = program_.host_times();
     }
     result.tokens.push_back(token);
     context_.push_back(token);
     const bool eos = std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
     const bool last = eos || static_cast<int64_t>(result.tokens.size()) == options.max_new_tokens;
-    std::string piece = eos ? std::string() : stream.push(token);  // an eos is not text
-    if (last) piece += stream.finish();
+    std::string piece = eos || !stream ? std::string() : stream->push(token);  // an eos is not text
+    if (last && stream) piece += stream->finish();
     std::string text = stops.push(piece);
     if (last && !stops.matched()) text += stops.flush();
     result.text += text;
@@ -311,6 +336,13 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   }
   stats.generated_tokens = static_cast<int64_t>(result.tokens.size());
   stats.decode_seconds = seconds_since(first_token);
+  const CpuTime cpu1 = cpu_now();
+  stats.decode_cpu_seconds = cpu1.process - cpu0.process;
+  stats.decode_thread_cpu_seconds = cpu1.thread - cpu0.thread;
+  const runtime::Program::HostTimes& h = program_.host_times();
+  stats.decode_host = {h.resize - host0.resize, h.params - host0.params, h.record - host0.record,
+                       h.copies - host0.copies, h.submit - host0.submit};
+  stats.dispatches_per_step = program_.dispatches_per_execute();
   return result;
 }
 

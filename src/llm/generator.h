@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -115,6 +116,12 @@ struct GenerationStats {
   double decode_seconds = 0;       // from the first token until the last
   bool pipelined = false;          // tokens picked on the device, steps kept in flight
   bool drawn_on_device = false;    // pipelined and sampled (not greedy)
+  size_t dispatches_per_step = 0;  // of the last decode step
+  // From the first token until the last: CPU seconds of the process (every thread) and of the
+  // calling thread, and the calling thread's seconds in Program::execute by phase.
+  double decode_cpu_seconds = 0;
+  double decode_thread_cpu_seconds = 0;
+  runtime::Program::HostTimes decode_host;
   double prefill_tokens_per_second() const;
   // Tokens fed one at a time (every generated token but the first) per second.
   double decode_tokens_per_second() const;
@@ -134,8 +141,9 @@ using TokenCallback = std::function<bool(int32_t token, std::string_view text)>;
 
 class Generator {
  public:
-  // The program must outlive the generator; its state is reset here.
-  Generator(runtime::Program& program, tokenizer::Tokenizer tokenizer, ModelLimits limits);
+  // The program must outlive the generator; its state is reset here. Without a tokenizer (a
+  // synthetic model) generate() takes ids as usual and produces no text.
+  Generator(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, ModelLimits limits);
 
   // Feeds `prompt` after the conversation so far and samples up to max_new_tokens. Throws
   // ContextFullError (before feeding anything) when the conversation, the prompt and
@@ -145,6 +153,19 @@ class Generator {
 
   // Forgets the conversation and clears the KV cache.
   void reset();
+  // Keeps the first `tokens` of the conversation (fewer than it has: no change). The cache rows
+  // past them are left as they are: they lie past the context and are overwritten before
+  // anything reads them.
+  void truncate(size_t tokens);
+  // The program's cache no longer holds this conversation (another generator used the program):
+  // the next generate() feeds all of it again.
+  void forget_cache() { fed_ = 0; }
+  // The conversation becomes `tokens`, none of them in the cache (the next generate() feeds them
+  // all): what a caller restores after a generate() that failed.
+  void restore(std::vector<int32_t> tokens) {
+    context_ = std::move(tokens);
+    fed_ = 0;
+  }
 
   // The conversation so far: prompts and sampled tokens. The last sampled token is fed at the
   // start of the next generate().
@@ -152,7 +173,6 @@ class Generator {
   // Tokens the context still has room for.
   int64_t remaining() const { return limits_.max_seq - static_cast<int64_t>(context_.size()); }
   const ModelLimits& limits() const { return limits_; }
-  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:
   // Feeds ids (positions fed_ ...) in steps of at most `chunk`; returns the last token's logits.
@@ -164,7 +184,7 @@ class Generator {
                                     const std::vector<int32_t>* seen);
 
   runtime::Program& program_;
-  tokenizer::Tokenizer tokenizer_;
+  std::optional<tokenizer::Tokenizer> tokenizer_;
   ModelLimits limits_;
   std::vector<int32_t> context_;
   int64_t fed_ = 0;  // tokens of context_ in the KV cache

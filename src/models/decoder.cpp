@@ -58,7 +58,7 @@ class Decoder {
   }
 
   BuiltModel build() {
-    Progress progress(o_.progress, std::string("loading ") + architecture_name(c_.architecture) + " from " + w_.origin);
+    Progress progress(o_.progress, "converting");
     seq_ = b_.sym("seq", 1, max_prefill_);
     pos_ = b_.sym_value(b_.sym("input_pos", 0, max_seq_ - 1));
     const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});

@@ -30,6 +30,7 @@
 
 #include "graph/graph.h"
 #include "graph/weights.h"
+#include "models/progress.h"
 
 namespace wgx::models {
 
@@ -73,7 +74,7 @@ struct LoadOptions {
   // embedding lookup writes its rows in the activations' dtype whatever the scales' (its dtype
   // attribute).
   graph::DType q4_scale_dtype = graph::DType::f16;
-  bool progress = true;        // one updating "layer i/n" line on stderr while loading
+  ProgressFn progress;         // told each layer as it is converted (models/progress.h)
   // A diagnostic (wgx bench --shared-layers): every layer reads layer 0's products' weights, so a
   // decode step's weights fit the GPU's L2 cache: what caching weights could give at most.
   bool share_layer_weights = false;

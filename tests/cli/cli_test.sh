@@ -27,7 +27,7 @@ case "$case_name" in
     expect_out "handoffs     skipped: a CPU adapter"
     expect_out "maxStorageBufferBindingSize" ;;
   unknown_adapter)
-    run 3 "$wgx" --adapter null info
+    run 2 "$wgx" --adapter null info
     expect_err "choose one of auto, gpu, swiftshader, gles" ;;
   unknown_command)
     run 2 "$wgx" frobnicate

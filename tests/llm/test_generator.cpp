@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "gpu/context.h"
-#include "llm/chat_session.h"
 #include "llm/generator.h"
 #include "tokenizer/utf8.h"
 #include "toy_model.h"
@@ -264,57 +263,6 @@ TEST_F(GeneratorTest, ContinuationEqualsAFreshRunOverTheConcatenation) {
   GenerationOptions o = greedy(8);
   o.prefill_chunk = 6;  // a different chunking as well
   EXPECT_EQ(gen.generate(all, o).tokens, r2.tokens);
-}
-
-TEST_F(GeneratorTest, ChatSessionFeedsOnlyTheNewTurn) {
-  Generator gen = make();
-  ChatOptions thinking_off;
-  thinking_off.enable_thinking = false;
-  ChatSession chat(gen, ChatTemplate::Qwen3, "Be brief.", thinking_off);
-  const GenerationResult r1 = chat.send("Hi!", greedy(6));
-  // The prompt was the whole template rendering.
-  const std::string first =
-      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n"
-      "<|im_start|>assistant\n<think>\n\n</think>\n\n";
-  EXPECT_EQ(std::vector<int32_t>(gen.context().begin(), gen.context().end() - static_cast<ptrdiff_t>(r1.tokens.size())),
-            encode(first));
-  // The next turn closes the reply (it stopped on max tokens, not <|im_end|>) and opens a new one.
-  const auto next = chat.next_turn_tokens("More?");
-  EXPECT_EQ(next,
-            encode("<|im_end|>\n<|im_start|>user\nMore?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
-  std::vector<int32_t> all = gen.context();
-  all.insert(all.end(), next.begin(), next.end());
-  const GenerationResult r2 = chat.send("More?", greedy(6));
-  EXPECT_EQ(r2.stats.prompt_tokens, static_cast<int64_t>(next.size()) + 1);
-  ASSERT_EQ(chat.history().size(), 5u);
-  EXPECT_EQ(chat.history()[4].content, r2.text);
-  // A fresh run over everything the session fed gives the same reply.
-  Generator fresh = make();
-  GenerationOptions o = greedy(6);
-  o.eos_ids = {test::toy::im_end};
-  EXPECT_EQ(fresh.generate(all, o).tokens, r2.tokens);
-}
-
-TEST_F(GeneratorTest, ChatSessionDoesNotCloseATurnThatEndedOnItsToken) {
-  Generator gen = make();
-  ChatSession chat(gen, ChatTemplate::Qwen3);
-  chat.send("Hi", greedy(3));
-  // As if the reply had ended on <|im_end|> (max_new_tokens 0 only feeds).
-  gen.generate(std::vector<int32_t>{test::toy::im_end}, greedy(0));
-  EXPECT_EQ(gen.context().back(), test::toy::im_end);
-  EXPECT_EQ(chat.next_turn_tokens("Q"), encode("\n<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n"));
-}
-
-TEST_F(GeneratorTest, ChatSessionLowersMaxTokensToWhatIsLeft) {
-  Generator gen = make();
-  ChatSession chat(gen, ChatTemplate::Qwen3);
-  const GenerationResult r = chat.send("Hi", greedy(1000));
-  EXPECT_EQ(gen.remaining(), 0);
-  EXPECT_TRUE(r.stop == StopReason::MaxTokens || r.stop == StopReason::Eos);
-  EXPECT_THROW(chat.send("again", greedy(5)), ContextFullError);
-  chat.reset();
-  EXPECT_TRUE(chat.history().empty());
-  EXPECT_NO_THROW(chat.send("again", greedy(5)));
 }
 
 }  // namespace

@@ -356,7 +356,6 @@ TEST(PipelinedDemo, GivesExactlyTheSynchronousTokens) {
   models::LoadOptions o;
   o.max_seq = 48;
   o.max_prefill = 16;
-  o.progress = false;
   models::BuiltModel m = models::load_hf(WGX_DEMO_MODEL, o);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(WGX_DEMO_MODEL);
   const ModelLimits limits = model_limits(m.graph);
@@ -376,7 +375,6 @@ TEST(PipelinedSynthetic, GivesExactlyTheSynchronousTokens) {
   models::LoadOptions o;
   o.max_seq = 56;
   o.max_prefill = 8;
-  o.progress = false;
   models::BuiltModel m = models::build_decoder(*models::synthetic_config("demo-tiny"), models::synthetic_weights(7), o);
   const ModelLimits limits = model_limits(m.graph);
   ASSERT_TRUE(limits.next_token);

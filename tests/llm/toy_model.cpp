@@ -93,7 +93,7 @@ ToyModel toy_model(bool all_logits, bool next_token, bool device_sampling, bool 
   return {b.build(), b.weights()};
 }
 
-tokenizer::Tokenizer toy_tokenizer() {
+std::string toy_tokenizer_json() {
   nlohmann::json vocab = nlohmann::json::object();
   for (int c = '!'; c <= '~'; ++c) vocab[byte_level(c)] = c - '!';
   vocab[byte_level(' ')] = 94;
@@ -134,7 +134,11 @@ tokenizer::Tokenizer toy_tokenizer() {
                                  {"ignore_merges", false},
                                  {"vocab", vocab},
                                  {"merges", nlohmann::json::array()}}}};
-  return tokenizer::Tokenizer::from_json(json.dump(), R"({"eos_token": "<|im_end|>"})", "toy tokenizer");
+  return json.dump();
+}
+
+tokenizer::Tokenizer toy_tokenizer() {
+  return tokenizer::Tokenizer::from_json(toy_tokenizer_json(), kToyTokenizerConfig, "toy tokenizer");
 }
 
 }  // namespace wgx::llm::test

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "graph/graph.h"
 #include "graph/weights.h"
@@ -39,5 +40,8 @@ ToyModel toy_model(bool all_logits = false, bool next_token = true, bool device_
                    bool device_penalty = false);
 
 tokenizer::Tokenizer toy_tokenizer();
+// Its tokenizer.json and tokenizer_config.json (eos <|im_end|>), for a model folder on disk.
+std::string toy_tokenizer_json();
+constexpr const char* kToyTokenizerConfig = R"({"eos_token": "<|im_end|>"})";
 
 }  // namespace wgx::llm::test

@@ -38,7 +38,6 @@ const graph::TensorType* buffer_type(const graph::Graph& g, const std::string& n
 BuiltModel load(const TinySpec& spec, LoadOptions o) {
   TempDir dir;
   write_checkpoint(make_tiny(spec), dir.path());
-  o.progress = false;
   return load_hf(dir.path(), o);
 }
 

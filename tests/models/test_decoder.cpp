@@ -161,7 +161,6 @@ LoadOptions options(WeightFormat format, bool half_cache, bool all_logits = fals
   o.max_seq = 32;
   o.max_prefill = 8;
   o.all_logits = all_logits;
-  o.progress = false;
   return o;
 }
 

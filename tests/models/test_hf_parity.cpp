@@ -64,7 +64,11 @@ TEST_P(HfParity, LogitsAndGreedyTokens) {
   o.all_logits = !c.full;
   o.max_seq = 128;
   o.max_prefill = 16;
-  o.progress = c.full;
+  if (c.full) {  // gigabytes: say how far the conversion is
+    o.progress = [](const ProgressEvent& e) {
+      if (e.done) std::fprintf(stderr, "%s: done in %.1f s\n", e.stage.c_str(), e.seconds);
+    };
+  }
   const BuiltModel built = load_hf(dir, o);
   runtime::Program prog(runtime::testing::shared_context(), built.graph, built.weights);
   const auto vocab = static_cast<size_t>(built.config.vocab_size);
@@ -117,6 +121,44 @@ INSTANTIATE_TEST_SUITE_P(Hf, HfParity,
                            }
                            return n;
                          });
+
+// The demo model against transformers' greedy continuations of 12 prompts (made by
+// tools/hf_reference/make_prompt_reference.py, float32): fed each prompt and its continuation in
+// one step, every continuation token is the argmax after the tokens before it, which is what
+// greedy decoding needs to reproduce the continuation whole. (tests/api compares the text that
+// Session::generate streams for the same prompts.)
+TEST(DemoReference, EveryGreedyTokenIsTheArgmaxAfterItsPrefix) {
+  std::ifstream in(WGX_DEMO_GREEDY);
+  const json ref = json::parse(in);
+  LoadOptions o;
+  o.weights = WeightFormat::F32;
+  o.half_kv_cache = false;
+  o.all_logits = true;
+  o.max_seq = 128;
+  o.max_prefill = 64;
+  const BuiltModel built = load_hf(WGX_DEMO_MODEL, o);
+  runtime::Program prog(runtime::testing::shared_context(), built.graph, built.weights);
+  const auto vocab = static_cast<size_t>(built.config.vocab_size);
+  int checked = 0;
+  double closest = 1e9;  // the smallest lead of the reference token over the runner-up
+  for (const json& c : ref.at("cases")) {
+    const auto prompt = c.at("prompt_ids").get<std::vector<int32_t>>();
+    const auto generated = c.at("generated_ids").get<std::vector<int32_t>>();
+    std::vector<int32_t> ids = prompt;
+    ids.insert(ids.end(), generated.begin(), generated.end() - 1);
+    prog.reset_state();
+    const std::vector<float> logits = gpu_step(prog, ids, 0);
+    for (size_t j = 0; j < generated.size(); ++j) {
+      const std::vector<float> row = row_of(logits, prompt.size() - 1 + j, vocab);
+      const auto pick = greedy(row);
+      EXPECT_EQ(pick.token, generated[j]) << c.at("prompt").get<std::string>() << ": token " << j;
+      closest = std::min(closest, static_cast<double>(pick.margin));
+      ++checked;
+    }
+  }
+  std::printf("[ measured ] demo: %d reference tokens checked, closest lead %.3g\n", checked, closest);
+  EXPECT_EQ(ref.at("cases").size(), 12u);
+}
 
 }  // namespace
 }  // namespace wgx::models::testing

@@ -194,7 +194,6 @@ class LoadErrors : public ::testing::Test {
   void SetUp() override { model_ = make_tiny({}); }
   void expect_load_error(const std::vector<std::string>& parts) {
     LoadOptions o;
-    o.progress = false;
     expect_error([&] { (void)load_hf(dir_.path(), o); }, parts);
   }
   std::filesystem::path file() const { return dir_.path() / "model.safetensors"; }
@@ -248,7 +247,6 @@ TEST_F(LoadErrors, DtypeI8InCheckpoint) {
 TEST_F(LoadErrors, Q4NeedsWholeGroups) {
   write_checkpoint(model_, dir_.path());
   LoadOptions o;
-  o.progress = false;
   o.q4_group_size = 128;  // hidden 64 is not a multiple
   expect_error([&] { (void)load_hf(dir_.path(), o); },
                {"tensor model.embed_tokens.weight", "not a multiple of the q4 group size 128"});

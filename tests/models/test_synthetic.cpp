@@ -16,7 +16,6 @@ namespace {
 
 LoadOptions quiet() {
   LoadOptions o;
-  o.progress = false;
   o.max_seq = 64;
   return o;
 }

@@ -57,7 +57,6 @@ LoadOptions options_of(const Case& c) {
   o.half_kv_cache = c.half_kv;
   o.max_seq = 1000;  // clamped to max_position_embeddings (64): the file must say 64
   o.max_prefill = 8;
-  o.progress = false;
   return o;
 }
 
@@ -137,7 +136,6 @@ class WgxModelMetadata : public ::testing::Test {
     write_checkpoint(make_tiny(llama_scaled()), dir_.path());
     LoadOptions o;
     o.max_seq = 32;
-    o.progress = false;
     write_model_wgx(good(), load_hf(dir_.path(), o), o, kTokenizer);
   }
   std::filesystem::path good() const { return dir_.path() / "good.wgx"; }

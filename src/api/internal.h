@@ -1,0 +1,89 @@
+// What stands behind the public API's handles (include/wgx/wgx.hpp): the GPU context, the built
+// program and the generator of each session. Only src/api and the command line's diagnostics
+// (wgx inspect, bench --profile) include this.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/wgx_file.h"
+#include "gpu/context.h"
+#include "llm/chat.h"
+#include "llm/generator.h"
+#include "models/model.h"
+#include "runtime/program.h"
+#include "tokenizer/tokenizer.h"
+#include "wgx/wgx.hpp"
+
+namespace wgx {
+
+// The current exception as a wgx::Error. `data` is the kind for a rejected model file, tokenizer
+// file or graph (InvalidModel while loading; BadArgument for text or ids a call was given).
+[[noreturn]] void rethrow_as_error(ErrorKind data = ErrorKind::InvalidModel);
+
+// Runs `body`, turning whatever it throws into a wgx::Error.
+template <typename F>
+auto translated(ErrorKind data, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (...) {
+    rethrow_as_error(data);
+  }
+}
+
+struct Engine::Impl {
+  std::unique_ptr<gpu::Context> gpu;
+  runtime::RuntimeOptions options;  // validated against the registry
+};
+
+struct Tokenizer::Impl {
+  tokenizer::Tokenizer tok;
+};
+
+struct Model::Impl {
+  std::shared_ptr<Engine::Impl> engine;
+  std::optional<tokenizer::Tokenizer> tokenizer;  // none for a synthetic model
+  models::ModelConfig config;
+  models::LoadOptions load_options;
+  llm::ModelLimits limits;
+  std::vector<int32_t> eos_ids;  // config.json / generation_config.json and the tokenizer's
+  std::optional<llm::ChatTemplate> chat_template;
+  ModelInfo info;
+  // The graph and weights the program was built from, where the load asked to keep them (to
+  // build the model again with other runtime options: bench --profile); `file` is the mapping a
+  // kept .wgx model borrows from.
+  std::optional<models::BuiltModel> built;
+  std::optional<format::WgxFile> file;
+  std::unique_ptr<runtime::Program> program;
+
+  // One generation at a time; the session whose conversation the program's cache holds.
+  std::mutex mutex;
+  const void* cache_owner = nullptr;
+};
+
+struct Session::Impl {
+  std::shared_ptr<Model::Impl> model;
+  SessionOptions options;
+  std::unique_ptr<llm::Generator> generator;
+  std::vector<Message> history;
+  std::atomic<bool> cancel{false};
+  llm::GenerationStats last_stats;  // of the last generation, with the host's phases (bench)
+};
+
+// What the command line's diagnostics reach through the API's handles.
+struct Internals {
+  static Engine::Impl& impl(const Engine& e) { return *e.impl_; }
+  static Model::Impl& impl(const Model& m) { return *m.impl_; }
+  static Session::Impl& impl(const Session& s) { return *s.impl_; }
+  // Loads like Model::load, keeping the graph and weights the program was built from.
+  static Model load_kept(const Engine& engine, const std::string& path, const LoadOptions& options);
+  static Model synthetic_kept(const Engine& engine, const std::string& name, const LoadOptions& options,
+                              uint64_t seed, bool shared_layers);
+};
+
+}  // namespace wgx

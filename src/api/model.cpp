@@ -1,0 +1,289 @@
+// wgx::Model: a Hugging Face folder, a .wgx file or a synthetic model, built for an Engine's GPU;
+// wgx::convert.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "api/internal.h"
+#include "models/synthetic.h"
+#include "models/wgx_model_file.h"
+
+namespace wgx {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr int64_t kDefaultContext = 4096;
+
+const char* weights_name(models::WeightFormat w) {
+  switch (w) {
+    case models::WeightFormat::Q4: return "q4";
+    case models::WeightFormat::F16: return "f16";
+    case models::WeightFormat::F32: return "f32";
+  }
+  return "?";
+}
+
+models::WeightFormat to_models(WeightFormat w) {
+  switch (w) {
+    case WeightFormat::Q4: return models::WeightFormat::Q4;
+    case WeightFormat::F16: return models::WeightFormat::F16;
+    case WeightFormat::F32: return models::WeightFormat::F32;
+  }
+  throw Error(ErrorKind::BadArgument, "unknown weight format");
+}
+
+// The models layer's options for `o`, with progress reported as LoadProgress.
+models::LoadOptions load_options(const LoadOptions& o, Clock::time_point start) {
+  models::LoadOptions m;
+  if (o.weights) m.weights = to_models(*o.weights);
+  if (o.kv) m.half_kv_cache = *o.kv == KvFormat::F16;
+  m.max_seq = o.context.value_or(kDefaultContext);
+  if (m.max_seq < 1) throw Error(ErrorKind::BadArgument, "the context must be at least 1 token");
+  m.max_prefill = o.max_prefill;
+  if (m.max_prefill < 1) throw Error(ErrorKind::BadArgument, "max_prefill must be at least 1 token");
+  if (o.on_progress) {
+    m.progress = [fn = o.on_progress, start](const models::ProgressEvent& e) {
+      fn({e.stage, e.step, since(start)});
+    };
+  }
+  return m;
+}
+
+void report(const LoadOptions& o, Clock::time_point start, const char* stage, const std::string& step = {}) {
+  if (o.on_progress) o.on_progress({stage, step, since(start)});
+}
+
+// A .wgx file fixes weights, cache and context: options asking for others are refused rather than
+// ignored; the same values are accepted.
+void check_fixed(const std::string& path, const LoadOptions& asked, const models::WgxModel& file) {
+  const models::LoadOptions& o = file.options;
+  const auto refuse = [&](const std::string& what) {
+    throw Error(ErrorKind::BadArgument,
+                path + " holds " + weights_name(o.weights) + " weights, an " + (o.half_kv_cache ? "f16" : "f32") +
+                    " KV cache and a context of " + std::to_string(o.max_seq) + ", fixed when it was converted: " +
+                    what + " cannot change them (convert the model folder again to get others)");
+  };
+  if (asked.weights && to_models(*asked.weights) != o.weights) refuse("the weights asked for");
+  if (asked.kv && (*asked.kv == KvFormat::F16) != o.half_kv_cache) refuse("the KV cache asked for");
+  if (asked.context && std::min(*asked.context, file.model.config.max_position_embeddings) != o.max_seq) {
+    refuse("the context asked for");
+  }
+}
+
+// True for a file (a .wgx, whose reader says what is wrong with it), false for a model folder.
+bool check_path(const std::string& path) {
+  if (path.empty()) throw Error(ErrorKind::BadArgument, "no model path given (a Hugging Face model folder or a .wgx file)");
+  const fs::path p(path);
+  if (!fs::exists(p)) throw Error(ErrorKind::InvalidModel, path + ": no such file or folder");
+  if (fs::is_regular_file(p)) return true;
+  if (!fs::is_directory(p)) throw Error(ErrorKind::InvalidModel, path + ": not a folder or a .wgx file");
+  for (const char* file : {"config.json", "tokenizer.json"}) {
+    if (!fs::exists(p / file)) {
+      throw Error(ErrorKind::InvalidModel,
+                  path + ": no " + file +
+                      " in it (a Hugging Face model folder holds config.json, tokenizer.json and the *.safetensors "
+                      "weights; huggingface-cli download fetches all three)");
+    }
+  }
+  return false;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::InvalidModel, path.string() + ": cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Source {
+  std::string path;                  // a folder or .wgx file; empty for a synthetic model
+  std::string synthetic;             // a models/synthetic.h name
+  uint64_t seed = 1;                 // of the synthetic weights
+  bool shared_layers = false;        // of the synthetic weights (a diagnostic)
+  bool keep = false;                 // keep the graph and weights (Internals)
+
+  static Source file(const std::string& path, bool keep) {
+    Source s;
+    s.path = path;
+    s.keep = keep;
+    return s;
+  }
+  static Source random(const std::string& name, uint64_t seed, bool shared_layers, bool keep) {
+    Source s;
+    s.synthetic = name;
+    s.seed = seed;
+    s.shared_layers = shared_layers;
+    s.keep = keep;
+    return s;
+  }
+};
+
+std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const Source& src, const LoadOptions& asked) {
+  const auto start = Clock::now();
+  auto m = std::make_shared<Model::Impl>();
+  m->engine = std::move(engine);
+  models::LoadOptions options = load_options(asked, start);
+  std::optional<models::BuiltModel> built;
+  double read_seconds = 0;
+  if (!src.synthetic.empty()) {
+    const std::optional<models::ModelConfig> config = models::synthetic_config(src.synthetic);
+    if (!config) {
+      std::string names;
+      for (const std::string& n : models::synthetic_names()) names += (names.empty() ? "" : ", ") + n;
+      throw Error(ErrorKind::BadArgument, "no synthetic model '" + src.synthetic + "': choose one of " + names);
+    }
+    options.share_layer_weights = src.shared_layers;
+    built = models::build_decoder(*config, models::synthetic_weights(src.seed), options);
+    read_seconds = since(start);
+  } else if (check_path(src.path)) {
+    report(asked, start, "reading", src.path);
+    models::WgxModel file = models::load_wgx(src.path);  // a mapping and the metadata: quick
+    check_fixed(src.path, asked, file);
+    options = file.options;
+    const std::string* config = file.tokenizer_config_json();
+    m->tokenizer = tokenizer::Tokenizer::from_json(
+        file.tokenizer_json(), config ? std::optional<std::string_view>(*config) : std::nullopt, src.path);
+    built = std::move(file.model);
+    m->file = std::move(file.file);
+    read_seconds = since(start);
+  } else {
+    m->tokenizer = tokenizer::Tokenizer::load(src.path);  // first: its errors are the quick ones
+    built = models::load_hf(src.path, options);
+    read_seconds = since(start);
+  }
+  m->config = built->config;
+  m->load_options = options;
+  m->limits = llm::model_limits(built->graph);
+  report(asked, start, "building");
+  const auto build_start = Clock::now();
+  gpu::Context& gpu = *m->engine->gpu;
+  if (src.keep) {
+    m->program = std::make_unique<runtime::Program>(gpu, built->graph, built->weights, m->engine->options);
+    m->built = std::move(built);
+  } else {
+    m->program = std::make_unique<runtime::Program>(gpu, std::move(built->graph), built->weights, m->engine->options);
+    m->file.reset();  // the program holds its own copy of the weights now
+  }
+  const double build_seconds = since(build_start);
+
+  m->eos_ids = m->config.eos_token_ids;
+  if (m->tokenizer) {
+    if (const auto eos = m->tokenizer->special_tokens().eos;
+        eos && std::find(m->eos_ids.begin(), m->eos_ids.end(), *eos) == m->eos_ids.end()) {
+      m->eos_ids.push_back(*eos);
+    }
+    m->chat_template = llm::detect_chat_template(*m->tokenizer);
+  }
+
+  ModelInfo& info = m->info;
+  info.path = src.synthetic.empty() ? src.path : "synthetic " + src.synthetic;
+  info.architecture = m->config.architecture == models::Architecture::Qwen3 ? "qwen3" : "llama";
+  info.weights = weights_name(options.weights);
+  info.kv_cache = options.half_kv_cache ? "f16" : "f32";
+  info.chat_template = m->chat_template ? llm::chat_template_name(*m->chat_template) : "";
+  info.adapter = gpu.adapter().device;
+  info.context = m->limits.max_seq;
+  info.max_prefill = m->limits.max_prefill;
+  info.vocab_size = m->limits.vocab;
+  info.layers = m->config.num_layers;
+  info.eos_ids = m->eos_ids;
+  const runtime::MemoryReport& mem = m->program->memory();
+  info.memory.weights = mem.constants;
+  info.memory.state = mem.state;
+  info.memory.activations = mem.inputs + mem.intermediates + mem.scratch;
+  info.memory.total = mem.total();
+  info.read_seconds = read_seconds;
+  info.build_seconds = build_seconds;
+  info.kernels = m->program->kernels_compiled();
+  info.description = std::string(m->config.architecture == models::Architecture::Qwen3 ? "Qwen3" : "Llama") + ", " +
+                     info.weights + " weights, " + info.kv_cache + " KV cache, context " +
+                     std::to_string(info.context) + ", " + info.adapter;
+  info.load_seconds = since(start);
+  report(asked, start, "done");
+  return m;
+}
+
+}  // namespace
+
+Model::Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+Model::Model(const Model&) = default;
+Model& Model::operator=(const Model&) = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+Model Model::load(const std::string& path, const LoadOptions& options) { return load(Engine(), path, options); }
+
+Model Model::load(const Engine& engine, const std::string& path, const LoadOptions& options) {
+  return translated(ErrorKind::InvalidModel, [&] { return Model(build(engine.impl_, Source::file(path, false), options)); });
+}
+
+Model Model::synthetic(const Engine& engine, const std::string& name, const LoadOptions& options, uint64_t seed) {
+  return translated(ErrorKind::InvalidModel,
+                    [&] { return Model(build(engine.impl_, Source::random(name, seed, false, false), options)); });
+}
+
+std::vector<std::string> Model::synthetic_names() { return models::synthetic_names(); }
+
+Model Internals::load_kept(const Engine& engine, const std::string& path, const LoadOptions& options) {
+  const Source src = Source::file(path, true);
+  return translated(ErrorKind::InvalidModel, [&] { return Model(build(engine.impl_, src, options)); });
+}
+
+Model Internals::synthetic_kept(const Engine& engine, const std::string& name, const LoadOptions& options,
+                                  uint64_t seed, bool shared_layers) {
+  const Source src = Source::random(name, seed, shared_layers, true);
+  return translated(ErrorKind::InvalidModel, [&] { return Model(build(engine.impl_, src, options)); });
+}
+
+Tokenizer Model::tokenizer() const {
+  if (!impl_->tokenizer) throw Error(ErrorKind::InvalidModel, impl_->info.path + " has no tokenizer (a synthetic model)");
+  return Tokenizer(std::make_shared<const Tokenizer::Impl>(Tokenizer::Impl{*impl_->tokenizer}));
+}
+
+ModelInfo Model::info() const { return impl_->info; }
+
+std::string Model::render_chat(const std::vector<Message>& messages, bool thinking) const {
+  if (!impl_->chat_template) {
+    throw Error(ErrorKind::InvalidModel, impl_->info.path +
+                                             ": its tokenizer has neither <|im_start|> (Qwen3) nor <|start_header_id|> "
+                                             "(Llama 3): no chat template for it");
+  }
+  return translated(ErrorKind::BadArgument, [&] {
+    std::vector<llm::ChatMessage> m;
+    for (const Message& msg : messages) m.push_back({msg.role, msg.content, std::nullopt});
+    llm::ChatOptions o;
+    o.enable_thinking = thinking;
+    return llm::render_chat(*impl_->chat_template, m, o);
+  });
+}
+
+void convert(const std::string& folder, const std::string& output, const LoadOptions& options) {
+  translated(ErrorKind::InvalidModel, [&] {
+    const auto start = Clock::now();
+    const fs::path dir(folder);
+    if (!fs::is_directory(dir)) throw Error(ErrorKind::InvalidModel, folder + " is not a model folder");
+    if (output.empty()) throw Error(ErrorKind::BadArgument, "no output file named");
+    // The tokenizer first: it is quick to check, and the file must hold one that loads.
+    tokenizer::Tokenizer::load(dir);
+    models::TokenizerTexts tokenizer{read_text(dir / "tokenizer.json"), std::nullopt};
+    if (const fs::path config = dir / "tokenizer_config.json"; fs::exists(config)) {
+      tokenizer.tokenizer_config_json = read_text(config);
+    }
+    const models::LoadOptions o = load_options(options, start);
+    const models::BuiltModel built = models::load_hf(dir, o);
+    report(options, start, "writing", output);
+    models::write_model_wgx(output, built, o, tokenizer);
+    report(options, start, "done");
+  });
+}
+
+}  // namespace wgx
