@@ -1,5 +1,5 @@
 // The graph section: the compact binary form of a graph::Graph plus the metadata table.
-// FORMAT.md lists the tables and fields in order.
+// docs/file-format.md lists the tables and fields in order.
 #pragma once
 
 #include <cstdint>

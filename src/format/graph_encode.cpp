@@ -1,4 +1,4 @@
-// Writes the graph section. The order of tables and fields here is the format: FORMAT.md and
+// Writes the graph section. The order of tables and fields here is the format: docs/file-format.md and
 // graph_decode.cpp follow it.
 #include "format/bytes.h"
 #include "format/graph_codec.h"

@@ -1,4 +1,4 @@
-// The .wgx layout constants and codes, shared by the writer and the reader. FORMAT.md describes
+// The .wgx layout constants and codes, shared by the writer and the reader. docs/file-format.md describes
 // the layout field by field; keep the two in step.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Reading and writing .wgx model files: a header, a graph section (the IR and a metadata table)
 // and a page-aligned weight section that is memory-mapped, so weights reach the GPU without a
-// copy through the heap. FORMAT.md describes the layout.
+// copy through the heap. docs/file-format.md describes the layout.
 //
 //   format::write_wgx("model.wgx", builder.build(), builder.weights(), {{"arch", "llama"}});
 //   format::WgxFile f = format::open_wgx("model.wgx");
