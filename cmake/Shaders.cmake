@@ -122,7 +122,8 @@ function(wgx_shader_family target)
     COMMENT "Generating shader family ${S_FAMILY}"
     VERBATIM)
   target_sources(${target} PRIVATE "${header}" "${source}")
-  target_include_directories(${target} PUBLIC "${WGX_SHADERS_GENERATED_DIR}")
+  # The generated header includes shaders/shader_variant.h from src/.
+  target_include_directories(${target} PUBLIC "${WGX_SHADERS_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/src")
   # Only on the generated .cpp: a template edit then recompiles that file alone, not the target.
   string(TOUPPER "WGX_SHADERS_${S_FAMILY}_HASH" macro)
   set_property(SOURCE "${source}" APPEND PROPERTY COMPILE_DEFINITIONS "${macro}=\"${digest}\"")

@@ -255,8 +255,9 @@ class WGX_API Model {
 };
 
 // Converts a Hugging Face folder into one .wgx file that loads without converting anything
-// (weights, kv, context and max_prefill fixed in it). Needs no GPU.
-WGX_API void convert(const std::string& folder, const std::string& output, const LoadOptions& options = {});
+// (weights, kv, context and max_prefill fixed in it). Needs no GPU. Returns what the file holds
+// (the GPU's part of ModelInfo, adapter, memory and kernels, left empty).
+WGX_API ModelInfo convert(const std::string& folder, const std::string& output, const LoadOptions& options = {});
 
 // ---- Session ------------------------------------------------------------------------------------
 

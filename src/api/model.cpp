@@ -126,6 +126,28 @@ struct Source {
   }
 };
 
+// What `path` holds once built with `options`; `adapter` empty for none.
+ModelInfo describe(const std::string& path, const models::ModelConfig& config, const models::LoadOptions& options,
+                   const llm::ModelLimits& limits, std::optional<llm::ChatTemplate> chat_template,
+                   const std::string& adapter) {
+  ModelInfo info;
+  info.path = path;
+  info.architecture = config.architecture == models::Architecture::Qwen3 ? "qwen3" : "llama";
+  info.weights = weights_name(options.weights);
+  info.kv_cache = options.half_kv_cache ? "f16" : "f32";
+  info.chat_template = chat_template ? llm::chat_template_name(*chat_template) : "";
+  info.adapter = adapter;
+  info.context = limits.max_seq;
+  info.max_prefill = limits.max_prefill;
+  info.vocab_size = limits.vocab;
+  info.layers = config.num_layers;
+  info.eos_ids = config.eos_token_ids;
+  info.description = std::string(config.architecture == models::Architecture::Qwen3 ? "Qwen3" : "Llama") + ", " +
+                     info.weights + " weights, " + info.kv_cache + " KV cache, context " +
+                     std::to_string(info.context) + (adapter.empty() ? "" : ", " + adapter);
+  return info;
+}
+
 std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const Source& src, const LoadOptions& asked) {
   const auto start = Clock::now();
   auto m = std::make_shared<Model::Impl>();
@@ -184,16 +206,8 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
   }
 
   ModelInfo& info = m->info;
-  info.path = src.synthetic.empty() ? src.path : "synthetic " + src.synthetic;
-  info.architecture = m->config.architecture == models::Architecture::Qwen3 ? "qwen3" : "llama";
-  info.weights = weights_name(options.weights);
-  info.kv_cache = options.half_kv_cache ? "f16" : "f32";
-  info.chat_template = m->chat_template ? llm::chat_template_name(*m->chat_template) : "";
-  info.adapter = gpu.adapter().device;
-  info.context = m->limits.max_seq;
-  info.max_prefill = m->limits.max_prefill;
-  info.vocab_size = m->limits.vocab;
-  info.layers = m->config.num_layers;
+  info = describe(src.synthetic.empty() ? src.path : "synthetic " + src.synthetic, m->config, options, m->limits,
+                  m->chat_template, gpu.adapter().device);
   info.eos_ids = m->eos_ids;
   const runtime::MemoryReport& mem = m->program->memory();
   info.memory.weights = mem.constants;
@@ -203,9 +217,6 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
   info.read_seconds = read_seconds;
   info.build_seconds = build_seconds;
   info.kernels = m->program->kernels_compiled();
-  info.description = std::string(m->config.architecture == models::Architecture::Qwen3 ? "Qwen3" : "Llama") + ", " +
-                     info.weights + " weights, " + info.kv_cache + " KV cache, context " +
-                     std::to_string(info.context) + ", " + info.adapter;
   info.load_seconds = since(start);
   report(asked, start, "done");
   return m;
@@ -266,14 +277,14 @@ std::string Model::render_chat(const std::vector<Message>& messages, bool thinki
   });
 }
 
-void convert(const std::string& folder, const std::string& output, const LoadOptions& options) {
-  translated(ErrorKind::InvalidModel, [&] {
+ModelInfo convert(const std::string& folder, const std::string& output, const LoadOptions& options) {
+  return translated(ErrorKind::InvalidModel, [&] {
     const auto start = Clock::now();
     const fs::path dir(folder);
     if (!fs::is_directory(dir)) throw Error(ErrorKind::InvalidModel, folder + " is not a model folder");
     if (output.empty()) throw Error(ErrorKind::BadArgument, "no output file named");
     // The tokenizer first: it is quick to check, and the file must hold one that loads.
-    tokenizer::Tokenizer::load(dir);
+    const tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(dir);
     models::TokenizerTexts tokenizer{read_text(dir / "tokenizer.json"), std::nullopt};
     if (const fs::path config = dir / "tokenizer_config.json"; fs::exists(config)) {
       tokenizer.tokenizer_config_json = read_text(config);
@@ -283,6 +294,9 @@ void convert(const std::string& folder, const std::string& output, const LoadOpt
     report(options, start, "writing", output);
     models::write_model_wgx(output, built, o, tokenizer);
     report(options, start, "done");
+    ModelInfo info = describe(output, built.config, o, llm::model_limits(built.graph), llm::detect_chat_template(tok), "");
+    info.load_seconds = since(start);
+    return info;
   });
 }
 

@@ -2,7 +2,6 @@
 // weights already converted to their GPU format, the config and the tokenizer
 // (models/wgx_model_file.h lists the metadata). wgx run, chat and bench then load the file by
 // memory mapping it, skipping the safetensors reading and the quantization a folder costs.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,16 +63,15 @@ int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
   if (output.empty()) throw std::invalid_argument("convert: name the output with -o OUT.wgx");
   if (!fs::is_directory(model.path)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
 
-  const auto start = std::chrono::steady_clock::now();
+  ModelInfo info;
   {
     ProgressLine line("converting " + model.path);
     LoadOptions o = model.load;
     o.on_progress = line.callback();
-    convert(model.path, output, o);
+    info = convert(model.path, output, o);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "wgx: wrote %s: %.1f MiB in %.1f s\n", output.c_str(),
-               static_cast<double>(fs::file_size(output)) / (1 << 20), seconds);
+  std::fprintf(stderr, "wgx: wrote %s: %.1f MiB (%s) in %.1f s\n", output.c_str(),
+               static_cast<double>(fs::file_size(output)) / (1 << 20), info.description.c_str(), info.load_seconds);
   return 0;
 }
 

@@ -188,7 +188,7 @@ case "$case_name" in
     run 2 "$wgx" tokenize --model "$model" --decode "[9707, banana]"
     expect_err "'banana' is not a token id"
     run 4 "$wgx" tokenize --model "$tmp/nothing" "x"
-    expect_err "cannot open" ;;
+    expect_err "no such file or folder" ;;
   tokenize_demo)
     # tokenizer(text).input_ids as transformers gives them (tests/tokenizer/data/demo.hf_ids.json):
     # the demo's tokenizer_config.json names <|endoftext|> as bos, but its post-processor
@@ -272,14 +272,14 @@ case "$case_name" in
     # A converted demo model generates exactly what its folder does, and is loaded from the file
     # alone (the options it fixed are refused when they differ).
     run 0 "$wgx" convert "$root/models/demo" -o "$tmp/demo.wgx"
-    expect_err "wrote $tmp/demo.wgx: .* MiB (LlamaForCausalLM, q4 weights, f16 KV cache, context 1024) in"
+    expect_err "wrote $tmp/demo.wgx: .* MiB (Llama, q4 weights, f16 KV cache, context 1024) in"
     run 0 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 16 --temp 0
     cp "$tmp/out" "$tmp/folder"
     run 0 "$wgx" run --model "$tmp/demo.wgx" -p "The meaning of life is" -n 16 --temp 0
     expect_err "demo.wgx (Llama, q4 weights, f16 KV cache, context 1024, .*) ready in .* (model read in .* s, program built in .* s)"
     cmp -s "$tmp/folder" "$tmp/out" || fail "the .wgx generated other text than the folder: $(cat "$tmp/folder")"
     run 2 "$wgx" run --model "$tmp/demo.wgx" -p "x" --weights f32
-    expect_err "fixed by wgx convert: --weights cannot change them" ;;
+    expect_err "fixed when it was converted: the weights asked for cannot change them" ;;
   run_context_overflow)
     run 2 "$wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 5000 --temp 0
     expect_err "the context holds 1024 tokens" ;;
@@ -293,7 +293,7 @@ case "$case_name" in
     expect_out "^warm-up      [1-9][0-9]* untimed runs\? of the same shape first (--warmup 1000 ms)"
     expect_out "^decode       4 tokens at positions 8..11 in .* tok/s (pipelined, up to 6 steps in flight, 3 a submit)"
     expect_out "^per token    [0-9]* dispatches, 1/3 submit "
-    expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread, .* of them setting up, recording and submitting the step)"
+    expect_out "^host time    per decode token: wall .* ms, CPU .* ms (process), .* ms (this thread)"
     expect_out "^             of which executing: resize .* ms, params .*, recording .*, copies and readback .*, submitting "
     expect_out "^memory       .*: constants .*, state .*, intermediates "
     expect_out "^kv cache     1.0 MiB as f16 at context 4096 (f16 1.0 MiB, f32 2.0 MiB"
@@ -309,12 +309,9 @@ case "$case_name" in
     # The program's build is a part of the load, and it compiled kernels.
     python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(not (0 < j["build_s"] <= j["load_s"] and j["kernels_compiled"] > 0))' \
       "$tmp/out" || fail "the build time is not a part of the load time, or no kernels were compiled"
-    # The submitting share of the thread's CPU time is part of it (the same clock).
-    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); s, t = j["host_submit_cpu_ms_per_decode_token"], j["host_thread_cpu_ms_per_decode_token"]; sys.exit(not 0 < s <= t)' \
-      "$tmp/out" || fail "the submitting CPU time is not a part of the thread's"
-    # execute()'s phases are part of the submitting time (the same clock, inside it).
-    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["host_execute_ms_per_decode_token"]; s = sum(p[k] for k in ("resize", "params", "record", "copies", "submit")); sys.exit(not (all(v >= 0 for v in p.values()) and 0 < s <= j["host_submit_cpu_ms_per_decode_token"]))' \
-      "$tmp/out" || fail "execute's phases are not a part of the submitting time"
+    # execute()'s phases are part of the thread's CPU time (the same clock, inside it).
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["host_execute_ms_per_decode_token"]; s = sum(p[k] for k in ("resize", "params", "record", "copies", "submit")); sys.exit(not (all(v >= 0 for v in p.values()) and 0 < s <= j["host_thread_cpu_ms_per_decode_token"]))' \
+      "$tmp/out" || fail "execute's phases are not a part of the thread's CPU time"
     run 0 "$wgx" bench --synthetic demo-tiny --seed 3 -p 5 -n 12 --sync --json
     expect_out '"decode_mode": "sync"'
     python3 -c 'import json, sys; a, b = (json.load(open(f))["token_ids"] for f in sys.argv[1:]); sys.exit(a != b or len(a) != 13)' \
@@ -383,8 +380,9 @@ case "$case_name" in
     run 2 "$wgx" bench --synthetic llama-9000
     expect_err "choose one of llama-3.2-1b, qwen3-0.6b, demo-tiny" ;;
   run_missing_model)
-    run 2 "$wgx" run --model "$tmp/none" -p "x"
-    expect_err "no such file or folder" ;;
+    # A model that is not there is a model that cannot be used (exit 4), said plainly.
+    run 4 "$wgx" run --model "$tmp/none" -p "x"
+    expect_err "$tmp/none: no such file or folder" ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
 echo "ok: $case_name"
