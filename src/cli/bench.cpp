@@ -374,9 +374,9 @@ double median_step(int runs, Step step, const runtime::Program& p) {
 // token picked as in the timed runs), each run twice so the second, timed one finds the device
 // warm. The timed program is released first.
 std::pair<StepProfile, StepProfile> profile_steps(LoadedModel& m, std::span<const int32_t> prompt, int64_t start,
-                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick) {
+                                                  const runtime::RuntimeOptions& options,
+                                                  const ops::sampling::Words& pick) {
   m.program.reset();
-  options["profile"] = "1";
   runtime::Program p(*m.gpu, m.built->graph, m.built->weights, options);
   set_pick(m, p, pick);
   std::pair<StepProfile, StepProfile> out;

@@ -172,7 +172,6 @@ struct Program::Impl {
   ScratchPool scratch{gpu};  // likewise
   HandoffPool handoff{gpu};  // likewise
   gpu::Timing timing = gpu::Timing::Off;
-  bool submit_parts = true;  // the submit_parts option (execute())
   // The recorded_params option (execute_steps): off makes the later steps' params and uploads
   // queue writes, which land before the command buffer runs (wrong: the tests' negative control).
   bool recorded_params = true;
@@ -390,15 +389,6 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
   Impl& m = *impl_;
   const Graph& g = m.graph;
   graph::validate(g);
-  if (const auto it = m.options.find("profile"); it != m.options.end()) {
-    m.timing = it->second == "1" ? gpu::Timing::Dispatches : it->second == "passes" ? gpu::Timing::Passes : gpu::Timing::Off;
-  }
-  if (const auto it = m.options.find("submit_parts"); it != m.options.end()) {
-    if (it->second != "on" && it->second != "off") {
-      throw std::invalid_argument("the submit_parts option is '" + it->second + "', not on or off");
-    }
-    m.submit_parts = it->second == "on";
-  }
   if (const auto it = m.options.find("recorded_params"); it != m.options.end()) {
     if (it->second != "on" && it->second != "off") {
       throw std::invalid_argument("the recorded_params option is '" + it->second + "', not on or off");
@@ -762,9 +752,8 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
     // first while the host records and submits the rest: the first part ends at kFirstPart
     // dispatches, each next one is twice as long, and the last holds the feeds' copies and the
     // readbacks. One-token steps (pipelined: the host records while earlier steps run), several
-    // steps, repeated and profiled executes, and the submit_parts = off option keep one command
-    // buffer.
-    const bool parts = m.submit_parts && !small && repeats == 1 && steps == 1 && m.timing == gpu::Timing::Off;
+    // steps, and repeated and profiled executes keep one command buffer.
+    const bool parts = !small && repeats == 1 && steps == 1 && m.timing == gpu::Timing::Off;
     if (!rec) rec = std::make_unique<gpu::Recorder>(m.gpu, "execute", m.timing);
     size_t part_end = kFirstPart;
     double submitting = 0;

@@ -160,7 +160,8 @@ TEST(QuantMlp, EveryNodeMatchesItsReference) {
   Mlps mlps;
   for (const MlpSpec& s : specs()) mlps.add(b, s);
   // The pair of dispatches (the persist route, a GPU's default for these shapes, has a test below).
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"profile", "1"}, {"quant_mlp_persist", "off"}});
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_persist", "off"}});
+  prog.set_timing(gpu::Timing::Dispatches);
   for (const MlpSpec& s : specs()) mlps.set(prog, s.name);
   prog.execute();
   for (const MlpSpec& s : specs()) mlps.verify(prog, s.name);
@@ -208,7 +209,8 @@ TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
   MlpSpec s = specs()[0];
   s.route = "linear_swiglu+linear";
   mlps.add(b, s);
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_q8", "off"}, {"profile", "1"}});
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_q8", "off"}});
+  prog.set_timing(gpu::Timing::Dispatches);
   mlps.set(prog, s.name);
   prog.execute();
   mlps.verify(prog, s.name);
@@ -244,7 +246,7 @@ TEST(QuantMlp, PersistMatchesThePairBitForBit) {
           persist_mlps.add(b2, s);
         }
         const RuntimeOptions base{
-          {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}, {"quant_mlp_persist", "off"}};
+          {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"quant_mlp_persist", "off"}};
         RuntimeOptions with = base;
         with["quant_mlp_persist"] = "on";
         with["quant_mlp_persist_wgs"] = wgs;
@@ -252,6 +254,7 @@ TEST(QuantMlp, PersistMatchesThePairBitForBit) {
         with["quant_mlp_persist_stage"] = stage;
         Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
         Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
+        persist.set_timing(gpu::Timing::Dispatches);
         for (int step = 0; step < 3; ++step) {
           for (const MlpSpec& s : one_row) {
             pair_mlps.set(pair, s.name);

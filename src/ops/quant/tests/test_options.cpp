@@ -58,7 +58,8 @@ TEST(QuantOptions, EveryReductionMatches) {
         {"n_sw", 1, 44, 128, 32, f32, f32, true, {}, "q4_gemv", false, false, true, true},  // the prologue
     };
     for (const auto& s : specs) p.add(b, s);
-    Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_reduce", reduce}, {"profile", "1"}});
+    Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_reduce", reduce}});
+    prog.set_timing(gpu::Timing::Dispatches);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
