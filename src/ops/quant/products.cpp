@@ -7,11 +7,10 @@
 // scratch and swiglu_pairs.wgsl finishes it (as does q4_gemv for an f16 output of odd width).
 // Routes, in order:
 //   q4_gemv   q4gsw, M <= 4 at max shapes: one read of the weights for all rows (decode)
-//   q4_gemm   q4gsw, M > 4: the prefill GEMM with split-K (gemm.cpp); the two below serve when
-//             it declines (the quant_gemm option off, or too little workgroup memory)
-//   q4_bk64   q4gsw, M > 4, K % 64 == 0 (so no slice straddles K; groups of 32..128 tile it):
-//             tiled, 64-deep K slices (prefill)
-//   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32)
+//   q4_gemm   q4gsw, M > 4: the prefill GEMM with split-K (gemm.cpp), where the device has 32 KiB
+//             of workgroup memory
+//   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32), 16 KiB
+//             of workgroup memory: prefill on devices that have less than q4_gemm asks
 //   gemv      the above but plain linear with f32/f16 weights, M <= 4
 //   tiled     the same, any shape (64-deep slices, K tail read as zero)
 // The route is chosen from M's maximum, but a tiled route also builds the matching gemv kernel
@@ -267,11 +266,6 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
   const uint64_t m = max_rows(ctx);
   const char* name = q4 ? "q4_gemv" : "gemv";
   if (is_gemv(kernel) && m > kGemvRows) return "M is up to " + std::to_string(m) + "; " + name + " takes M <= 4";
-  if (q4 && kernel == Kernel::Bk64) {
-    if (m <= kGemvRows) return "M is at most " + std::to_string(m) + "; q4_bk64 takes M > 4";
-    const int64_t k = ctx.input_max_shape(1)[1];
-    if (k % 64 != 0) return "K = " + std::to_string(k) + " is not a multiple of 64";
-  }
   return check_limits(ctx, info(kernel).buffers, info(kernel).storage);
 }
 
@@ -781,7 +775,6 @@ std::vector<runtime::Route> product_routes(const std::string& op_name) {
   constexpr std::string_view kNorm = "add_rms_norm_";
   const Op op = op_of(op_name.starts_with(kNorm) ? op_name.substr(kNorm.size()) : op_name);
   std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv), q4_gemm_route(),
-                                route("q4_bk64", op, true, Kernel::Bk64),
                                 route("q4_bk32", op, true, Kernel::Bk32)};
   // linalg's routes take plain linear with dense weights; its add_rms_norm_ form is this family's.
   if (op != Op::Linear || op_name.starts_with(kNorm)) {

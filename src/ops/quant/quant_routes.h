@@ -14,14 +14,14 @@
 namespace wgx::ops::quant {
 
 // linear, linear_qkv or linear_swiglu (or the add_rms_norm_ form of the last two). linear:
-// q4_gemv, q4_gemm, q4_bk64, q4_bk32 (q4gsw weights only: linalg's routes take the dense ones).
+// q4_gemv, q4_gemm, q4_bk32 (q4gsw weights only: linalg's routes take the dense ones).
 // linear_qkv and linear_swiglu: those, then gemv and tiled for f32 and f16 weights.
 std::vector<runtime::Route> product_routes(const std::string& op);
 // q4_gemm (gemm.cpp), the GEMM of linear, linear_qkv or linear_swiglu for a q4gsw weight at
 // M > 4; product_routes places it after q4_gemv.
 runtime::Route q4_gemm_route();
-// "" when q4_gemm's options (quant_gemm, quant_gemm_split, quant_gemm_rows) are well formed, else
-// which is not: every q4gsw route declines then, so a malformed option is a build error.
+// "" when q4_gemm's option (quant_gemm_x8) is well formed, else why not: every q4gsw route
+// declines then, so a malformed option is a build error.
 std::string q4_gemm_option_check(const runtime::NodeContext& ctx);
 // What q4_gemv needs of a node besides M <= 4 ("" or why not), and its executable part, which
 // the GEMM routes run whenever the current M is at most 4 (products.cpp). `x` is set to where the

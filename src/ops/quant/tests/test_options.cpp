@@ -2,8 +2,8 @@
 // reductions) at its extremes and quant_gemv_reduce (sg: subgroupAdd, wg: workgroup memory,
 // sgwg: subgroupAdd then workgroup memory) every way (and the one-row and four-row kernels, by
 // the specs' M) give results within the bound, and a bad value is a build error that names the
-// option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
-// forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32. And the one-row
+// option. Likewise q4_gemm's int8 x (quant_gemm_x8) with its splits of K, and the tiled route that
+// a device with less workgroup memory prefills with. And the one-row
 // kernel's x staging (quant_gemv_stage), add_rms_norm prologue (quant_gemv_norm) and int8 x
 // (quant_gemv_x8, with its own bound).
 #include <algorithm>
@@ -294,46 +294,39 @@ TEST(QuantOptions, BadLaneCountIsABuildError) {
   EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_tpc", "48"}}, "the quant_gemv_tpc option is '48'"));
 }
 
-TEST(QuantOptions, GemmSplitsAndTileHeightsGiveTheSameResults) {
+TEST(QuantOptions, GemmSplitsGiveTheSameResultsWithEitherX) {
+  // q4_gemm splits K by shape (aiming for 256 workgroups): at these sizes every slice a split
+  // (partials, then the reduce pass), the GEMM writing y itself where K = 32 is one slice, and
+  // "uneven" (26 tiles: ceil(256 / 26) = 10 splits asked of 11 slices) in splits of two slices
+  // but the last of one. With x in int8 (quant_gemm_x8, the default: its own bound, q8_chunks'
+  // dispatch more per node) and in f32.
   const DType f16 = DType::f16, f32 = DType::f32;
   const std::vector<testing::ProductSpec> specs{
       {"a", 37, 113, 128, 32, f16, f32, true, {}, "q4_gemm"},
-      {"b", 41, 38, 256, 64, f32, f16, true, {}, "q4_gemm"},     // 8 slices: 3 splits of 3, 3, 2
+      {"b", 41, 38, 256, 64, f32, f16, true, {}, "q4_gemm"},
       {"odd", 37, 113, 64, 32, f32, f16, false, {}, "q4_gemm"},  // odd f16 width: the reduce pass packs
+      {"one", 37, 113, 32, 32, f32, f32, true, {}, "q4_gemm"},   // one slice: y written by the GEMM
       {"qkv", 37, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemm"},
       {"qkv_x16", 37, 64, 96, 32, f16, f16, false, {32, 16, 16}, "q4_gemm", false, true},
       {"sw", 37, 44, 128, 32, f32, f16, true, {}, "q4_gemm", false, false, true},
       {"sw_tail", 37, 42, 64, 64, f16, f32, false, {}, "q4_gemm", false, false, true},  // N % 4 == 2
+      {"uneven", 37, 3328, 352, 32, f32, f32, false, {}, "q4_gemm"},
       {"sym", 133, 139, 64, 32, f32, f32, true, {}, "q4_gemm", true},
   };
-  struct Case {
-    const char* split;
-    const char* rows;  // "": the default (64)
-    bool x8;           // quant_gemm_x8: x rounded to int8 (its own bound), one more dispatch per node
-    size_t reduced;    // nodes that take the reduce pass
-    bool specialize = true;  // quant_gemm_specialize (default on): a kernel per product; off: one for all
-  };
-  // One split: the GEMM writes y itself but for the odd f16 width; 3 or more than the slices
-  // (one split per slice): partials for all.
-  for (const Case& c : {Case{"1", "128", false, 1}, Case{"3", "64", false, 8}, Case{"1000", "128", false, 8},
-                        Case{"1000", "", false, 8}, Case{"1", "", true, 1}, Case{"3", "", true, 8},
-                        Case{"1000", "64", true, 8}, Case{"1", "128", false, 1, false}, Case{"1", "", true, 1, false},
-                        Case{"3", "", true, 8, false}}) {
-    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows + (c.x8 ? " int8 x" : " f32 x") +
-                 (c.specialize ? "" : ", one kernel for all"));
-    RuntimeOptions options{{"quant_gemm_split", c.split},
-                           {"quant_gemm_x8", c.x8 ? "on" : "off"},
-                           {"quant_gemm_specialize", c.specialize ? "on" : "off"}};
-    if (*c.rows) options["quant_gemm_rows"] = c.rows;
+  const size_t reduced = specs.size() - 1;  // all but "one"
+  for (const bool x8 : {true, false}) {
+    SCOPED_TRACE(x8 ? "int8 x" : "f32 x");
     graph::GraphBuilder b;
     Products p;
-    p.gemm_x8 = c.x8;
+    p.gemm_x8 = x8;
     for (const auto& s : specs) p.add(b, s);
+    RuntimeOptions options;
+    if (!x8) options["quant_gemm_x8"] = "off";
     Program prog(testing::shared_context(), b.build(), b.weights(), options);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
-    EXPECT_EQ(prog.dispatches_per_execute(), (c.x8 ? 2 : 1) * specs.size() + c.reduced);
+    EXPECT_EQ(prog.dispatches_per_execute(), (x8 ? 2 : 1) * specs.size() + reduced);
     for (int64_t m : {3, 70, 5}) {  // q4_gemv's part, then the GEMM again
       p.set(prog, "sym", m);
       prog.execute();
@@ -379,20 +372,26 @@ TEST(QuantOptions, GemmRoundsXToInt8UnlessTurnedOff) {
   }
 }
 
-TEST(QuantOptions, GemmOffLeavesPrefillToTheTiledRoutes) {
+TEST(QuantOptions, LessWorkgroupMemoryLeavesPrefillToTheTiledRoute) {
+  // A device with 16 KiB of workgroup memory (WebGPU's least; q4_gemm asks for 32) prefills with
+  // q4_bk32, and its one-row steps with q4_gemv.
+  gpu::ContextOptions o = gpu::ContextOptions::from_env();
+  o.announce = false;
+  o.max_workgroup_storage = 16384;
+  gpu::Context small(o);
   const DType f16 = DType::f16, f32 = DType::f32;
   const std::vector<testing::ProductSpec> specs{
-      {"t37", 37, 113, 128, 64, f32, f32, true, {}, "q4_bk64"},
+      {"t37", 37, 113, 128, 64, f32, f32, true, {}, "q4_bk32"},
       {"f37_x16", 37, 11, 96, 32, f16, f16, false, {}, "q4_bk32"},  // K = 96, odd N: scratch + pack
-      {"qkv", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk64", false, true},
+      {"qkv", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk32", false, true},
       {"qkv_f37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_bk32"},
-      {"sw", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk64", false, false, true},
-      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk64", true},
+      {"sw", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk32", false, false, true},
+      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk32", true},
   };
   graph::GraphBuilder b;
   Products p;
   for (const auto& s : specs) p.add(b, s);
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemm", "off"}});
+  Program prog(small, b.build(), b.weights());
   for (const auto& s : specs) p.set(prog, s.name, s.m);
   prog.execute();
   for (const auto& s : specs) p.verify(prog, s.name);
@@ -402,27 +401,15 @@ TEST(QuantOptions, GemmOffLeavesPrefillToTheTiledRoutes) {
     p.verify(prog, "sym");
   }
   EXPECT_EQ(p.choice(prog, "t37").rejected,
-            (std::vector<std::string>{"q4_gemv: M is up to 37; q4_gemv takes M <= 4", "q4_gemm: the quant_gemm option is off"}));
+            (std::vector<std::string>{"q4_gemv: M is up to 37; q4_gemv takes M <= 4",
+                                      "q4_gemm: needs 32768 bytes of workgroup storage"}));
 }
 
-TEST(QuantOptions, BadGemmOptionsAreBuildErrors) {
-  const std::vector<std::array<const char*, 3>> cases{
-      {"quant_gemm", "yes", "the quant_gemm option is 'yes'"},
-      {"quant_gemm_split", "0", "the quant_gemm_split option is '0'"},
-      {"quant_gemm_split", "two", "the quant_gemm_split option is 'two'"},
-      {"quant_gemm_rows", "32", "the quant_gemm_rows option is '32'"},
-      {"quant_gemm_x8", "yes", "the quant_gemm_x8 option is 'yes', not on or off"},
-      {"quant_gemm_specialize", "1", "the quant_gemm_specialize option is '1', not on or off"},
-      {"quant_gemm_wgs", "0", "the quant_gemm_wgs option is '0'"},
-      {"quant_gemm_rows", "128", "the quant_gemm_rows option is 128 with x in int8, which takes 64"},
-  };
-  for (const auto& [name, value, message] : cases) {
-    SCOPED_TRACE(name);
-    graph::GraphBuilder b;
-    Products p;
-    p.add(b, {"a", 37, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemm"});
-    EXPECT_TRUE(testing::build_fails(b, {{name, value}}, message));
-  }
+TEST(QuantOptions, BadGemmOptionIsABuildError) {
+  graph::GraphBuilder b;
+  Products p;
+  p.add(b, {"a", 37, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemm"});
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemm_x8", "yes"}}, "the quant_gemm_x8 option is 'yes', not on or off"));
 }
 
 }  // namespace
