@@ -223,8 +223,8 @@ TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
 // The persist route (gate/up, handoff and down in one dispatch) gives what the pair of
 // dispatches gives, bit for bit, over several steps with new inputs (the handoff's words are
 // back at zero after each): the same products with the same lanes (as many workgroups in both,
-// the workgroup reduction in both). One workgroup on a CPU adapter (the route takes no more
-// there), on a GPU also 64, 256 and 4,096 (more than a GPU runs at once: the waits make the
+// the workgroup reduction in both: a device without subgroups). One workgroup on a CPU adapter
+// (the route takes no more there), on a GPU also 64, 256 and 4,096 (more than a GPU runs at once: the waits make the
 // gate/up tiles of workgroups that have not started). With quant_mlp_persist_help, workgroup 0
 // claims none of its gate/up tiles, leaving them to a wait, which must make them all (else
 // act, and so y, would differ). Both with act staged in workgroup memory after the handoff and
@@ -245,15 +245,15 @@ TEST(QuantMlp, PersistMatchesThePairBitForBit) {
           s.route = "q4_gemv_persist";
           persist_mlps.add(b2, s);
         }
-        const RuntimeOptions base{
-          {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"quant_mlp_persist", "off"}};
+        const RuntimeOptions base{{"quant_gemv_stage_wgs", wgs}, {"quant_mlp_persist", "off"}};
         RuntimeOptions with = base;
         with["quant_mlp_persist"] = "on";
         with["quant_mlp_persist_wgs"] = wgs;
         with["quant_mlp_persist_help"] = help;
         with["quant_mlp_persist_stage"] = stage;
-        Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
-        Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
+        gpu::Context& device = testing::device_like(false);
+        Program pair(device, b1.build(), b1.weights(), base);
+        Program persist(device, b2.build(), b2.weights(), with);
         persist.set_timing(gpu::Timing::Dispatches);
         for (int step = 0; step < 3; ++step) {
           for (const MlpSpec& s : one_row) {
