@@ -7,14 +7,15 @@
 //                         workgroups (kPersistWorkgroups; 1 on a CPU adapter), which need not
 //                         run at once (a wait makes the gate/up tiles of workgroups that have
 //                         not started). The quant_mlp_persist option: on, off; by default on
-//                         where it measured faster (see persist_guard). quant_mlp_persist_stage
-//                         off reads act where it lies instead of staging it (q4_gemv.wgsl's
-//                         stage_act).
+//                         where it measured faster (see persist_guard). act is staged in
+//                         workgroup memory after the handoff where it fits (q4_gemv.wgsl's
+//                         stage_act), else read where it lies.
 //   q4_gemv_q8            one row of f32 x, q4gsw weights, no biases: the gate/up q4_gemv
 //                         (with the norm prologue for the add_rms_norm_ form) writes act and
 //                         act rounded to int8 in runs of 16 (q4_gemv.wgsl's q8_run), which the
 //                         down q4_gemv reads as its x (the q8 variant): a twelfth of f32 act's
-//                         bytes per workgroup. Declined with the quant_mlp_q8 option off.
+//                         bytes per workgroup. Declined with the quant_gemv_x8 option off
+//                         (every one-row product's x in f32, act too).
 //   linear_swiglu+linear  any shape: the first of the gate/up op's routes that takes the node
 //                         seen as that op, then the first of linear's that takes act and the
 //                         down weight.
@@ -55,8 +56,7 @@ OperandMap down_operands(const NodeContext& ctx) {
 // A malformed MLP option: every route declines with it (a build error).
 std::string option_errors(const NodeContext& ctx) {
   const std::string why =
-      on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help",
-                           "quant_mlp_persist_stage"});
+      on_off_options(ctx, {"quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help"});
   if (!why.empty()) return why;
   uint64_t wgs = 0;
   return count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);
@@ -90,7 +90,7 @@ uint64_t persist_workgroups(const NodeContext& ctx) {
 // quant_mlp_persist unset takes the route where it measured faster: on GPU adapters, for MLPs
 // whose gate/up product has at most one tile per workgroup. On the H200 (decode tok/s at 128
 // rows, PERFORMANCE.md, 2026-12-01) Qwen3-0.6B's (192 tiles) went +2% at 256 workgroups, +4%
-// more with act staged (quant_mlp_persist_stage); Llama-3.2-1B's (512 tiles) lost 7% at 256 and
+// more with act staged in workgroup memory; Llama-3.2-1B's (512 tiles) lost 7% at 256 and
 // 6.5% at 512, where each has one, and with act staged came within 0.5% at 256 (at 512 the
 // workgroups no longer run at once there).
 std::string persist_guard(const NodeContext& ctx) {
