@@ -55,12 +55,11 @@ std::string fixed_constant(std::string_view field) {
 }  // namespace
 
 std::string FixedParams::wgsl() const {
-  std::string s = "override SPEC: bool = false;\n";
+  std::string s;
   for (std::string_view f : fields) {
     const std::string c = fixed_constant(f);
     s += "override " + c + ": u32 = 0u;\n";
-    s += "fn " + std::string(prefix) + std::string(f) + "() -> u32 { return select(params." + std::string(f) + ", " + c +
-         ", SPEC); }\n";
+    s += "fn " + std::string(prefix) + std::string(f) + "() -> u32 { return " + c + "; }\n";
   }
   return s;
 }
@@ -70,7 +69,6 @@ void FixedParams::constants(std::vector<std::pair<std::string, double>>& out, co
     throw graph::GraphError("fixed params: " + std::to_string(values.size()) + " values for " +
                             std::to_string(fields.size()) + " fields");
   }
-  out.emplace_back("SPEC", 1.0);
   for (size_t i = 0; i < fields.size(); ++i) out.emplace_back(fixed_constant(fields[i]), static_cast<double>(values[i]));
 }
 
