@@ -202,22 +202,4 @@ std::optional<runtime::Route> first_route(const runtime::NodeContext& view, cons
   return std::nullopt;
 }
 
-std::optional<uint32_t> count_option(const runtime::NodeContext& ctx, std::string_view name, uint32_t fallback, uint32_t lo,
-                                     uint32_t hi) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  const std::string& v = it->second;
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const unsigned long n = std::stoul(v);
-  if (n < lo || n > hi) return std::nullopt;
-  return static_cast<uint32_t>(n);
-}
-
-std::optional<bool> on_off_option(const runtime::NodeContext& ctx, std::string_view name, bool fallback) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  if (it->second == "on" || it->second == "off") return it->second == "on";
-  return std::nullopt;
-}
-
 }  // namespace wgx::ops

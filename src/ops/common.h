@@ -181,12 +181,4 @@ std::unique_ptr<runtime::NodeExec> build_viewed(const decltype(runtime::Route::b
 std::optional<runtime::Route> first_route(const runtime::NodeContext& view, const std::vector<runtime::Route>& routes,
                                           std::string& why);
 
-// The runtime option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent,
-// nullopt when it is malformed or out of range (a guard declines its route then).
-std::optional<uint32_t> count_option(const runtime::NodeContext& ctx, std::string_view name, uint32_t fallback,
-                                     uint32_t lo, uint32_t hi);
-// The runtime option `name` as "on" or "off"; `fallback` when it is absent, nullopt for any
-// other value.
-std::optional<bool> on_off_option(const runtime::NodeContext& ctx, std::string_view name, bool fallback);
-
 }  // namespace wgx::ops

@@ -13,6 +13,7 @@
 #include "graph/validate.h"
 #include "runtime/handoff_pool.h"
 #include "runtime/memory_plan.h"
+#include "runtime/options.h"
 #include "runtime/param_arena.h"
 #include "runtime/scratch_pool.h"
 
@@ -383,18 +384,21 @@ const graph::Attr& NodeContext::attr(const std::string& name) const {
 bool NodeContext::has_attr(const std::string& name) const { return node().attrs.count(name) > 0; }
 
 // ---- Build --------------------------------------------------------------------------------------
+namespace {
+// `options` once the table takes them (runtime/options.h), before anything is built.
+RuntimeOptions checked(RuntimeOptions options) {
+  validate_options(options);
+  return options;
+}
+}  // namespace
+
 Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& weights,
                  RuntimeOptions options, const KernelRegistry& kernels)
-    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), std::move(options), kernels)) {
+    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
   Impl& m = *impl_;
   const Graph& g = m.graph;
   graph::validate(g);
-  if (const auto it = m.options.find("recorded_params"); it != m.options.end()) {
-    if (it->second != "on" && it->second != "off") {
-      throw std::invalid_argument("the recorded_params option is '" + it->second + "', not on or off");
-    }
-    m.recorded_params = it->second == "on";
-  }
+  m.recorded_params = option_on(m.options, "recorded_params");
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
   m.refs.resize(nv);

@@ -34,6 +34,7 @@
 
 #include "ops/attention/attention.h"
 #include "ops/common.h"
+#include "runtime/options.h"
 
 namespace wgx::ops::attention {
 
@@ -77,19 +78,12 @@ constexpr uint32_t kSingleMaxElements = 2 * kRowsPerTile * 64;
 uint32_t default_single_max(uint32_t dim) {
   return kRowsPerTile * std::max(1u, kSingleMaxElements / kRowsPerTile / std::max(dim, 1u));
 }
-constexpr uint32_t kMaxSingleOption = 1u << 20;
 
-// The sdpa_decode_stop option (diagnostics, wrong results): the split pass ends after its
-// prologue, after phase A of each tile, or after its softmax (no p * v): sdpa_flash.wgsl's STOP;
-// 0 for no option, nullopt for a value that is none of those.
-std::optional<uint32_t> stop_option(const NodeContext& ctx) {
-  const auto it = ctx.options().find("sdpa_decode_stop");
-  if (it == ctx.options().end()) return 0;
-  const std::string& v = it->second;
-  if (v == "prologue") return 1;
-  if (v == "scores") return 2;
-  if (v == "softmax") return 3;
-  return std::nullopt;
+// The sdpa_decode_stop option (diagnostics, wrong results): the kernel ends after its prologue,
+// after phase A of each tile, or after its softmax (no p * v): sdpa_flash.wgsl's STOP; 0: off.
+uint32_t stop_code(const NodeContext& ctx) {
+  const std::string_view v = runtime::option_choice(ctx.options(), "sdpa_decode_stop");
+  return v == "prologue" ? 1 : v == "scores" ? 2 : v == "softmax" ? 3 : 0;
 }
 
 // The bound for a step over `visible` rows.
@@ -100,9 +94,9 @@ uint32_t step_limit(uint32_t visible) {
 // a single pass pays only up to one tile there (on the H200, Llama-3.2-1B's
 // step at 41-56 visible rows 860 us single, 874 split; at 81-96, 900 single, 873 split; Qwen3's
 // at 21-36 and 41-56 single by 1-2%: PERFORMANCE.md, 2026-11-30).
-std::optional<uint32_t> single_option(const NodeContext& ctx, bool fold = false) {
-  return count_option(ctx, "sdpa_decode_single_max", fold ? kRowsPerTile : default_single_max(geometry_max(ctx).dim), 0,
-                      kMaxSingleOption);
+uint32_t single_max(const NodeContext& ctx, bool fold = false) {
+  const std::optional<uint32_t> rows = runtime::option_count(ctx.options(), "sdpa_decode_single_max");
+  return rows ? *rows : fold ? kRowsPerTile : default_single_max(geometry_max(ctx).dim);
 }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
@@ -150,23 +144,21 @@ constexpr uint32_t kWarmCandidates = 8;
 constexpr uint32_t kWarmWorkgroups = 128;
 constexpr uint32_t kWarmKey = 0x9e3779b9u;  // warm's comparison value (any)
 constexpr int kWarmOff = -1, kWarmLast = -2;
-// The sdpa_decode_warm option: the candidate's place, kWarmLast or kWarmOff; nullopt for a value
-// that is none of them.
-std::optional<int> warm_option(const NodeContext& ctx) {
-  const auto it = ctx.options().find("sdpa_decode_warm");
-  if (it == ctx.options().end()) return ctx.gpu().adapter().is_cpu ? kWarmOff : kWarmLast;
-  if (it->second == "off") return kWarmOff;
-  if (it->second == "last") return kWarmLast;
-  const std::optional<uint32_t> n = count_option(ctx, "sdpa_decode_warm", 0, 0, kWarmCandidates - 1);
-  if (!n) return std::nullopt;
-  return static_cast<int>(*n);
+// The sdpa_decode_warm option: the candidate's place (0 to kWarmCandidates - 1), kWarmLast or
+// kWarmOff (auto: last on GPU adapters, off on CPU ones).
+int warm_pick(const NodeContext& ctx) {
+  const std::string_view v = runtime::option_choice(ctx.options(), "sdpa_decode_warm");
+  if (v == "auto") return ctx.gpu().adapter().is_cpu ? kWarmOff : kWarmLast;
+  if (v == "off") return kWarmOff;
+  if (v == "last") return kWarmLast;
+  return v.front() - '0';  // the table's places are the digits below kWarmCandidates
 }
 struct WarmPlan {
   gpu::BufferBinding buffer;
   uint32_t vec4 = 0, workgroups = 0;  // 0: nothing warms
 };
 WarmPlan warm_plan(const NodeContext& ctx) {
-  const int pick = warm_option(ctx).value();  // the guard checked the options
+  const int pick = warm_pick(ctx);
   if (pick == kWarmOff) return {};
   std::vector<runtime::TensorRef> candidates;
   for (const NodeContext::Constant& c : ctx.constants_ahead(1)) {
@@ -194,9 +186,9 @@ struct Plan {
 };
 // `fold_max`: the chunks the consumer merges (0: it merges none), in chunks of at least kFoldRows
 // rows.
-Plan plan_for(uint32_t visible, uint32_t single_max, uint32_t fold_max) {
+Plan plan_for(uint32_t visible, uint32_t single_rows, uint32_t fold_max) {
   const uint32_t limit = step_limit(visible);
-  if (visible <= single_max) return {{visible, 1}, true};
+  if (visible <= single_rows) return {{visible, 1}, true};
   if (const uint32_t most = std::min(fold_max, limit); most > 0) {
     const uint32_t rows = std::max(kFoldRows, (visible + most - 1) / most);
     if (rows <= kRowsPerTile) return {{rows, (visible + rows - 1) / rows}, false};
@@ -225,18 +217,6 @@ std::string guard(const NodeContext& ctx) {
   if (auto why = sdpa_guard(ctx); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
   if (g.seq != 1) return "S can be " + std::to_string(g.seq) + " (single-token decode only)";
-  if (!stop_option(ctx)) {
-    return "sdpa_decode_stop is \"" + ctx.options().find("sdpa_decode_stop")->second +
-           "\", not prologue, scores or softmax";
-  }
-  if (!single_option(ctx)) {
-    return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
-           "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
-  }
-  if (!warm_option(ctx)) {
-    return "sdpa_decode_warm is \"" + ctx.options().find("sdpa_decode_warm")->second + "\", not off, last or a place from 0 to " +
-           std::to_string(kWarmCandidates - 1);
-  }
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
   if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
     return "a group of " + std::to_string(g.group) + " query heads x head_dim " + std::to_string(g.dim) +
@@ -264,7 +244,7 @@ struct NewRows {
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope,
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   std::vector<std::pair<std::string, double>> constants;
-  if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
+  if (const uint32_t stop = stop_code(ctx); stop != 0) constants.emplace_back("STOP", stop);
   // The kernel built for the model's group size and head_dim (kFlashFixed), a kernel per
   // geometry: with fixed trip counts the driver gave it 58-71 registers instead of 80 on the
   // H200, and decode went from 1,136 to 1,179 tok/s on Llama-3.2-1B, 859 to 902 on Qwen3-0.6B
@@ -273,7 +253,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   kFlashFixed.constants(constants, {max.group, max.dim});
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
-  const uint32_t single_max = single_option(ctx, fold != nullptr).value();  // the guard checked it
+  const uint32_t single = single_max(ctx, fold != nullptr);
   const uint32_t fold_chunks = fold ? fold_max : 0;
   const PartLayout layout = part_layout(ctx, max);
   const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
@@ -313,7 +293,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
   auto update = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Plan p = plan_for(pos + 1, single_max, fold_chunks);
+    const Plan p = plan_for(pos + 1, single, fold_chunks);
     if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,

@@ -24,6 +24,7 @@
 #include "ops/common.h"
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
+#include "runtime/options.h"
 
 namespace wgx::ops::quant {
 
@@ -86,7 +87,7 @@ Facts facts_of(const NodeContext& ctx, const std::string& op) {
 }
 
 // Whether x is rounded to int8 (the quant_gemm_x8 option).
-bool x8_of(const NodeContext& ctx) { return option(ctx, "quant_gemm_x8") != "off"; }
+bool x8_of(const NodeContext& ctx) { return runtime::option_on(ctx.options(), "quant_gemm_x8"); }
 
 // How q4_gemm runs at M rows (M > 4).
 struct Plan {
@@ -301,8 +302,6 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
 }
 
 }  // namespace
-
-std::string q4_gemm_option_check(const NodeContext& ctx) { return on_off_options(ctx, {"quant_gemm_x8"}); }
 
 runtime::Route q4_gemm_route() {
   return {"q4_gemm", guard, [](const NodeContext& c) { return build(c, operands_of(c).product); }};

@@ -47,6 +47,7 @@
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
 #include "runtime/handoff_pool.h"
+#include "runtime/options.h"
 #include "shaders/quant_shaders.h"
 
 namespace wgx::ops::quant {
@@ -203,19 +204,10 @@ uint32_t lanes(const Facts& f) {
   return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(f.k / 8, 1, 128)));
 }
 
-// q4_gemv's STOP constant for a quant_gemv_stop value (diagnostics); 0 for an unknown one.
-uint32_t stop_code(const std::string& stop) {
+// q4_gemv's STOP constant for the quant_gemv_stop option (diagnostics); 0 for off.
+uint32_t stop_code(const NodeContext& ctx) {
+  const std::string_view stop = runtime::option_choice(ctx.options(), "quant_gemv_stop");
   return stop == "stage" ? 1 : stop == "products" ? 2 : stop == "read" ? 3 : 0;
-}
-
-std::string check_gemv_options(const NodeContext& ctx) {
-  if (auto why = on_off_options(ctx, {"quant_gemv_x8"}); !why.empty()) return why;
-  uint64_t wgs = 0;
-  if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;
-  if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty() && stop_code(stop) == 0) {
-    return "the quant_gemv_stop option is '" + stop + "', not read, stage or products";
-  }
-  return "";
 }
 
 // The schemas guarantee x, a dense weight and the bias share one float dtype (f32 or f16 as
@@ -227,8 +219,6 @@ std::string check_node(const NodeContext& ctx, bool q4) {
   for (const graph::Dim& d : ctx.input_type(weight).shape) {
     if (!d.is_const()) return "the weight's shape is symbolic";
   }
-  if (auto why = check_gemv_options(ctx); !why.empty()) return why;
-  if (auto why = q4_gemm_option_check(ctx); q4 && !why.empty()) return why;
   return check_rank_and_size(ctx);
 }
 
@@ -242,7 +232,7 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
 
 // Whether q4_gemv's one-row variant stages x in int8 (four products per dot4I8Packed instead of
 // decoding each nibble to f32): the quant_gemv_x8 option (on: every one-row product of f32 x;
-// off: none), by default the products over rows of at most kInt8MaxK. On the H200 (the decode
+// off: none), by default (auto) the products over rows of at most kInt8MaxK. On the H200 (the decode
 // step behind queued steps, PERFORMANCE.md 2026-11-30), with x staged a quarter chunk per
 // invocation: Llama-3.2-1B 1,018-1,022 us with int8 for the wide products only (N >= 8192:
 // gate/up, lm_head), 988-996 with it up to kInt8MaxK, 1,071-1,074 with it everywhere (down_proj,
@@ -250,8 +240,8 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
 // 1,470 -> 1,404 us.
 constexpr uint64_t kInt8MaxK = 4096;
 bool x8(const NodeContext& ctx, const Facts& f) {
-  const std::string o = option(ctx, "quant_gemv_x8");
-  return o.empty() ? f.k <= kInt8MaxK : o == "on";
+  const std::string_view o = runtime::option_choice(ctx.options(), "quant_gemv_x8");
+  return o == "auto" ? f.k <= kInt8MaxK : o == "on";
 }
 
 // Workgroup bytes of q4_gemv's staged variants (256 invocations share the staging): x (K floats,
@@ -263,10 +253,10 @@ uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
          (stage == Stage::Comb ? 4 * (2 * kCombWeights + kCombHeads) : 0);
 }
 
+// The quant_gemv_stage_wgs option, or by default kStageWorkgroups(X8).
 uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {
-  uint64_t wgs = 0;
-  count_option(ctx, "quant_gemv_stage_wgs", 5, wgs);  // the guard checked it
-  return wgs ? wgs : x8(ctx, f) ? kStageWorkgroupsX8 : kStageWorkgroups;
+  const std::optional<uint32_t> wgs = runtime::option_count(ctx.options(), "quant_gemv_stage_wgs");
+  return wgs ? *wgs : x8(ctx, f) ? kStageWorkgroupsX8 : kStageWorkgroups;
 }
 
 // The stage of q4_gemv's one-row variant for this node: the prologue for an add_rms_norm_
@@ -335,9 +325,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     }
     // Diagnostics: the kernel ends after one of its phases (q4_gemv.wgsl's STOP, stop_code); the
     // product's output is not written.
-    if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty()) {
-      constants.emplace_back("STOP", static_cast<double>(stop_code(stop)));
-    }
+    if (const uint32_t stop = stop_code(ctx); stop != 0) constants.emplace_back("STOP", static_cast<double>(stop));
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
@@ -600,7 +588,9 @@ std::unique_ptr<runtime::NodeExec> merged_gemv(const NodeContext& ctx, const Spl
 }
 
 std::string q8_pair_guard(const NodeContext& gate_up, const NodeContext& down) {
-  if (option(gate_up, "quant_gemv_x8") == "off") return "quant_gemv_x8 is off (x in f32 for the one-row products)";
+  if (runtime::option_choice(gate_up.options(), "quant_gemv_x8") == "off") {
+    return "quant_gemv_x8 is off (x in f32 for the one-row products)";
+  }
   if (auto why = guard(gate_up, true, Kernel::Q4Gemv); !why.empty()) return "gate/up: " + why;
   if (auto why = guard(down, true, Kernel::Q4Gemv); !why.empty()) return "down: " + why;
   if (max_rows(gate_up) != 1) return "x has up to " + std::to_string(max_rows(gate_up)) + " rows (the int8 act is for one)";
@@ -657,7 +647,7 @@ std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down
   const Facts f = facts_of(gate_up, Op::Swiglu);
   if (!f.ops.norm) return "the gate/up product has no norm prologue (the persist variant is add_rms_norm_'s)";
   if (!x8(gate_up, f)) return "x is not staged in int8";
-  if (!option(gate_up, "quant_gemv_stop").empty()) {
+  if (stop_code(gate_up) != 0) {
     return "quant_gemv_stop is set (a diagnostic of the separate products)";
   }
   if (workgroups == 0 || workgroups > gate_up.gpu().workgroups_per_dimension()) {
@@ -698,8 +688,8 @@ std::unique_ptr<runtime::NodeExec> q8_persist(const NodeContext& gate_up, const 
   p.k = static_cast<uint32_t>(d.k);
   p.tpc = lanes(d);
   p.tiles = static_cast<uint32_t>(ceil_div(d.n, kQ4GemvColumns * kWorkgroup / p.tpc));
-  p.fault = option(gate_up, "quant_mlp_persist_fault") == "on";
-  p.help = option(gate_up, "quant_mlp_persist_help") == "on";
+  p.fault = runtime::option_on(gate_up.options(), "quant_mlp_persist_fault");
+  p.help = runtime::option_on(gate_up.options(), "quant_mlp_persist_help");
   p.workgroups = workgroups;
   p.sgwg = sg_size > 0 && p.tpc >= sg_size && p.tpc % sg_size == 0;
   // act staged once per workgroup after the handoff (q4_gemv.wgsl's stage_act) where the

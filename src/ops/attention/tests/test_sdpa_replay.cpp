@@ -7,7 +7,9 @@
 // and with the Q32 option at head_dim 64 and 128 (unsplit, and split over a long cache with the
 // combine pass), and materialized where the faster routes' guards fail; GQA and MHA.
 #include <algorithm>
+#include <array>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,8 +67,6 @@ const Case kCases[] = {
     {"K16Q32_D64_MHA_SplitK", config(1, 2, 2, 64, 16, kQ32, 256), kLong, "k16_streaming_q32", "", true},
     {"Materialized_D80_GQA", config(1, 8, 2, 80), kPrefill13, "materialized", "head_dim 80 is not 64 or 128"},
     {"Materialized_D33_MHA", config(1, 2, 2, 33), kPrefill7, "materialized", "head_dim 33 is not 64 or 128"},
-    {"Materialized_BadQueryTile", config(1, 4, 1, 64, 16, {{"sdpa_query_tile", "24"}}), kPrefill7, "materialized",
-     "sdpa_query_tile is \"24\""},
     {"Flash_D64_GQA", config(1, 8, 2, 64, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D128_MHA_Batch2", config(2, 2, 2, 128, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D80_GQA", config(1, 4, 1, 80, 1), kDecode40, "flash_decoding", ""},
@@ -74,14 +74,6 @@ const Case kCases[] = {
     {"Flash_D128_MHA_Batch2_Split", config(2, 2, 2, 128, 1, kSplit), kDecode40, "flash_decoding", ""},
     {"Flash_D80_GQA_Split", config(1, 4, 1, 80, 1, kSplit), kDecode40, "flash_decoding", ""},
     {"Flash_D128_GQA_Split", config(1, 4, 2, 128, 1, kSplit), kDecode40, "flash_decoding", ""},
-    // sdpa_decode_single_max (test_sdpa_single_pass.cpp): a bad value declines the route.
-    {"Flash_BadSingleMax_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_single_max", "-1"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_single_max is \"-1\", not a row count from 0 to 1048576"},
-    // sdpa_decode_warm (test_rope_sdpa_linear.cpp): a bad value declines the route.
-    {"Flash_BadWarm_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm", "first"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_warm is \"first\", not off, last or a place from 0 to 7"},
-    {"Flash_BadWarmPlace_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm", "8"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_warm is \"8\", not off, last or a place from 0 to 7"},
     // Decode-only graphs flash_decoding refuses (group x head_dim over 1024): k16 takes S == 1,
     // and materialized where k16 cannot either.
     {"DecodeWideGroup_K16", config(1, 32, 1, 64, 1, {}, 128), kDecode72, "k16_streaming_q16",
@@ -134,6 +126,27 @@ TEST_P(Replay, EveryStepMatchesTheReferenceOverTheWholeHistory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Routes, Replay, ::testing::ValuesIn(kCases), [](const auto& tp) { return tp.param.name; });
+
+// The attention options' malformed values are refused before anything is built, each naming the
+// values the option takes (runtime/options.h).
+TEST(ReplayOptions, MalformedValuesAreRefused) {
+  for (const auto& [name, value, takes] : std::vector<std::array<const char*, 3>>{
+           {"sdpa_query_tile", "24", "16 | 32"},
+           {"sdpa_decode_single_max", "-1", "auto | 0 to 1048576"},
+           {"sdpa_decode_warm", "first", "auto | off | last | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7"},
+           {"sdpa_decode_warm", "8", "auto | off | last | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7"}}) {
+    SCOPED_TRACE(std::string(name) + "=" + value);
+    const AttnConfig c = config(1, 8, 2, 64, 1, {{name, value}});
+    graph::GraphBuilder b;
+    try {
+      Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);
+      ADD_FAILURE() << "built";
+    } catch (const std::invalid_argument& e) {
+      const std::string want = "runtime option " + std::string(name) + " is '" + value + "'; it takes " + takes;
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
 
 // An explicit scale replaces 1/sqrt(head_dim) on every route.
 TEST(ReplayScale, ExplicitScaleIsUsed) {

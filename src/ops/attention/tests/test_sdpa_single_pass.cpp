@@ -7,10 +7,10 @@
 // always splitting gives past it; the control is that those two differ at some step (past one
 // chunk of 16 rows, where the split merges several), so the comparison tells them apart. Every
 // step records one dispatch for sdpa (and one per cache update).
-#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -189,22 +189,24 @@ TEST(SinglePassDefault, TwoTilesAtHeadDim64OneAt128) {
   }
 }
 
-// A malformed threshold declines the route with the reason (k16 takes the decode graph); 0 and
-// the largest value are accepted.
-TEST(SinglePassOption, MalformedValuesDeclineTheRoute) {
+// A malformed threshold is refused before anything is built, with the range it takes; 0 and the
+// largest value are accepted.
+TEST(SinglePassOption, MalformedValuesAreRefused) {
   for (const std::string& v : std::vector<std::string>{"", "-1", "4k", " 8", "1048577", "99999999999"}) {
     SCOPED_TRACE("sdpa_decode_single_max=\"" + v + "\"");
     const AttnConfig c = single_config(kSingleCases[0], 64, {{"sdpa_decode_single_max", v}});
     graph::GraphBuilder b;
-    Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);
-    const RouteChoice& sdpa = testing::route_of(prog, "sdpa");
-    EXPECT_EQ(sdpa.route, "k16_streaming_q16");
-    EXPECT_NE(testing::rejected_text(sdpa).find("flash_decoding: sdpa_decode_single_max is \"" + v +
-                                                "\", not a row count from 0 to 1048576"),
-              std::string::npos)
-        << testing::rejected_text(sdpa);
+    try {
+      Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);
+      ADD_FAILURE() << "built";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("runtime option sdpa_decode_single_max is '" + v +
+                                           "'; it takes auto | 0 to 1048576"),
+                std::string::npos)
+          << e.what();
+    }
   }
-  for (const std::string& v : std::vector<std::string>{"0", "1048576"}) {
+  for (const std::string& v : std::vector<std::string>{"0", "1048576", "auto"}) {
     const AttnConfig c = single_config(kSingleCases[0], 64, {{"sdpa_decode_single_max", v}});
     graph::GraphBuilder b;
     Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);

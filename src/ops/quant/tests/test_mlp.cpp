@@ -360,11 +360,11 @@ TEST(QuantMlp, MalformedOptionIsABuildError) {
   graph::GraphBuilder b;
   Mlps mlps;
   mlps.add(b, specs()[0]);
-  EXPECT_TRUE(
-      testing::build_fails(b, {{"quant_mlp_persist", "maybe"}}, "the quant_mlp_persist option is 'maybe', not on or off"));
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_wgs", "x"}}, "quant_mlp_persist_wgs"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist", "maybe"}},
+                                   "runtime option quant_mlp_persist is 'maybe'; it takes auto | on | off"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_wgs", "x"}}, "runtime option quant_mlp_persist_wgs is 'x'"));
   EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_fault", "x"}},
-                                   "the quant_mlp_persist_fault option is 'x', not on or off"));
+                                   "runtime option quant_mlp_persist_fault is 'x'; it takes on | off"));
 }
 
 }  // namespace

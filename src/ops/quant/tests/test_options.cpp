@@ -188,11 +188,12 @@ TEST(QuantOptions, Int8ActivationsByDefaultForRowsUpTo4096) {
   }
 }
 
+// A malformed option is refused before anything is built (the table's message, runtime/options.h).
 TEST(QuantOptions, BadGemvOptionIsABuildError) {
   using Case = std::array<const char*, 3>;  // option, value, message
-  for (const Case& c : {Case{"quant_gemv_x8", "yes", "the quant_gemv_x8 option is 'yes', not on or off"},
-                        Case{"quant_gemv_stage_wgs", "0", "the quant_gemv_stage_wgs option is '0', not a count"},
-                        Case{"quant_gemv_stage_wgs", "x", "the quant_gemv_stage_wgs option is 'x', not a count"}}) {
+  for (const Case& c : {Case{"quant_gemv_x8", "yes", "runtime option quant_gemv_x8 is 'yes'; it takes auto | on | off"},
+                        Case{"quant_gemv_stage_wgs", "0", "runtime option quant_gemv_stage_wgs is '0'; it takes auto | 1"},
+                        Case{"quant_gemv_stage_wgs", "x", "runtime option quant_gemv_stage_wgs is 'x'; it takes auto | 1"}}) {
     graph::GraphBuilder b;
     Products p;
     p.add(b, {"a", 1, 32, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemv"});
@@ -225,7 +226,7 @@ TEST(QuantOptions, StopLeavesTheProductUnwritten) {
   graph::GraphBuilder b;
   Products p;
   p.add(b, spec);
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_stop", "reduce"}}, "the quant_gemv_stop option is 'reduce'"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_stop", "reduce"}}, "runtime option quant_gemv_stop is 'reduce'"));
 }
 
 TEST(QuantOptions, GemmSplitsGiveTheSameResultsWithEitherX) {
@@ -340,7 +341,7 @@ TEST(QuantOptions, BadGemmOptionIsABuildError) {
   graph::GraphBuilder b;
   Products p;
   p.add(b, {"a", 37, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemm"});
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemm_x8", "yes"}}, "the quant_gemm_x8 option is 'yes', not on or off"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemm_x8", "yes"}}, "runtime option quant_gemm_x8 is 'yes'; it takes on | off"));
 }
 
 }  // namespace
