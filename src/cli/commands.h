@@ -9,14 +9,15 @@
 
 namespace wgx::cli {
 
-// Options every subcommand accepts: the GPU context, and runtime options (route and kernel
-// tuning: sdpa_query_tile, quant_gemv_tpc, ...) for every program the command builds.
+// Options every subcommand accepts: the GPU context, and runtime options (runtime/options.h,
+// checked before any command runs) for every program the command builds.
 struct GlobalOptions {
   gpu::ContextOptions context = gpu::ContextOptions::from_env();
   runtime::RuntimeOptions program;
 };
 
 int run_info(const GlobalOptions& global, const std::vector<std::string>& args);
+int run_options(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx options
 int run_inspect(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_tokenize(const GlobalOptions& global, const std::vector<std::string>& args);

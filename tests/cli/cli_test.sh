@@ -32,6 +32,36 @@ case "$case_name" in
   unknown_command)
     run 2 "$wgx" frobnicate
     expect_err "unknown command 'frobnicate'" ;;
+  options_table)
+    # wgx options prints the runtime options' table (no device needed): every option that
+    # docs/options.md describes, with its kind, default, values, whether it changes results and
+    # what it is for, and a line of doc.
+    WGX_SWIFTSHADER_ICD=/nonexistent.json run 0 "$wgx" --adapter swiftshader options
+    expect_out "^quant_gemv_x8  *choice  *auto  *auto | on | off  *change  *setting$"
+    expect_out "^sdpa_decode_stop  *choice  *off  *off | prologue | scores | softmax  *change  *diagnostic$"
+    expect_out "^quant_mlp_persist_wgs  *count  *auto  *auto | 1 to 65535  *same  *setting$"
+    expect_out "^    one-row q4 products (decode) round x to int8"
+    names=$(sed -n 's/^## `\([a-z0-9_]*\)`$/\1/p' "$root/docs/options.md")
+    [ -n "$names" ] || fail "docs/options.md names no option"
+    for name in $names; do grep -q "^$name " "$tmp/out" || fail "wgx options lacks $name"; done
+    [ "$(grep -c '  \(setting\|diagnostic\)$' "$tmp/out")" = "$(echo "$names" | wc -l)" ] ||
+      fail "the table's rows are not the doc's options"
+    run 2 "$wgx" options --json
+    expect_err "options: unexpected argument '--json'" ;;
+  option_unknown)
+    # An unknown runtime option fails before any device is made (the SwiftShader driver is
+    # missing here, which a device would fail on with exit code 3), naming the options there are.
+    WGX_SWIFTSHADER_ICD=/nonexistent.json run 2 "$wgx" --adapter swiftshader --option no_such_option=1 info
+    expect_err "^wgx: unknown runtime option 'no_such_option'; the options are quant_gemm_x8, "
+    expect_err "sdpa_decode_warm, sdpa_query_tile$"
+    [ ! -s "$tmp/out" ] || fail "info printed something" ;;
+  option_bad_value)
+    # A value the option does not take fails the same way, naming the values it takes.
+    WGX_SWIFTSHADER_ICD=/nonexistent.json run 2 "$wgx" --adapter swiftshader --option quant_gemv_x8=banana info
+    expect_err "^wgx: runtime option quant_gemv_x8 is 'banana'; it takes auto | on | off$"
+    WGX_SWIFTSHADER_ICD=/nonexistent.json run 2 "$wgx" --adapter swiftshader --option quant_mlp_persist_wgs=0 run \
+      --model "$root/models/demo" -p "x" -n 1
+    expect_err "it takes auto | 1 to 65535" ;;
   no_vulkan_loader)
     # Hide the loader inside a private mount namespace (needs root and unshare).
     loader=$(ldconfig -p | awk '/libvulkan\.so\.1 /{print $NF; exit}')
