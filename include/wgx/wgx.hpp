@@ -69,8 +69,12 @@ struct OptionInfo {
   std::string values;         // the accepted values or range, e.g. "on|off", "1..64"
   std::string doc;            // one line
   bool changes_results = false;  // can change the numbers beyond the kernels' stated tolerances
+  bool diagnostic = false;       // for tests and profiling, not a setting to run models with
 };
 WGX_API std::vector<OptionInfo> options();
+// Throws Error(BadArgument) naming every valid option for an unknown name, or the values an
+// option takes for a bad value. Engine's constructor makes the same check before any device.
+WGX_API void check_options(const std::map<std::string, std::string>& options);
 
 // ---- Engine: the GPU --------------------------------------------------------------------------
 

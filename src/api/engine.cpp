@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "api/internal.h"
+#include "runtime/options.h"
 
 namespace wgx {
 
@@ -12,9 +13,32 @@ EngineOptions EngineOptions::from_env() {
   return o;
 }
 
+std::vector<OptionInfo> options() {
+  std::vector<OptionInfo> out;
+  for (const runtime::OptionSpec& s : runtime::option_specs()) {
+    OptionInfo o;
+    o.name = s.name;
+    o.type = s.kind == runtime::OptionKind::OnOff ? "on/off" : s.kind == runtime::OptionKind::Count ? "count" : "choice";
+    o.default_value = s.default_value;
+    o.values = runtime::option_values(s);
+    o.doc = s.doc;
+    o.changes_results = s.changes_results;
+    o.diagnostic = s.diagnostic;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+void check_options(const std::map<std::string, std::string>& options) {
+  translated(ErrorKind::BadArgument, [&] {
+    runtime::validate_options(runtime::RuntimeOptions(options.begin(), options.end()));
+  });
+}
+
 Engine::Engine(const EngineOptions& options) : impl_(std::make_shared<Impl>()) {
   translated(ErrorKind::BadArgument, [&] {
     runtime::RuntimeOptions runtime_options(options.options.begin(), options.options.end());
+    runtime::validate_options(runtime_options);  // before the device: a mistake costs nothing
     impl_->options = std::move(runtime_options);
     gpu::ContextOptions c;
     if (const char* l = std::getenv("WGX_LOG_PIPELINES")) c.log_pipelines = std::string_view(l) == "1";

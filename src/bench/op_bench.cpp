@@ -441,9 +441,8 @@ OpResult run_case(gpu::Context& ctx, const OpCase& c, int iterations, int warmup
   GraphBuilder b;
   c.build(b);
   const graph::Graph g = b.build();
-  runtime::RuntimeOptions options = c.options;
-  options["profile"] = "1";
-  runtime::Program prog(ctx, g, b.weights(), options);
+  runtime::Program prog(ctx, g, b.weights(), c.options);
+  prog.set_timing(gpu::Timing::Dispatches);
   for (const auto& [name, value] : c.syms) prog.set_sym(name, value);
   std::mt19937 rng(7);
   for (const graph::NamedValue& in : g.inputs) {

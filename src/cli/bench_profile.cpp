@@ -168,9 +168,9 @@ double median_step(int runs, Step step, const runtime::Program& p) {
 // token picked as in the timed runs), each run twice so the second, timed one finds the device
 // warm. The timed program is released first.
 std::pair<StepProfile, StepProfile> profile_steps(Model::Impl& m, std::span<const int32_t> prompt, int64_t start,
-                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick) {
+                                                  const runtime::RuntimeOptions& options,
+                                                  const ops::sampling::Words& pick) {
   m.program.reset();
-  options["profile"] = "1";
   runtime::Program p(*m.engine->gpu, m.built->graph, m.built->weights, options);
   if (m.limits.device_sampling) p.set_input<int32_t>("sampling", pick, {static_cast<int64_t>(pick.size())});
   std::pair<StepProfile, StepProfile> out;

@@ -35,7 +35,7 @@ struct StepProfile {
   double queued_microseconds = 0;  // the same behind steps queued back to back; 0 if not measured
 };
 
-// The last execute()'s timings of a program built with RuntimeOptions "profile" = "1".
+// The last execute()'s timings of a program timing its dispatches (Timing::Dispatches).
 StepProfile profile_step(const runtime::Program& program, std::string step);
 
 std::string profile_table(const StepProfile& profile);

@@ -8,13 +8,14 @@
 
 namespace wgx::cli {
 
-// Options every subcommand accepts: the adapter, Dawn's toggles, and runtime options for every
-// program the command builds (wgx options lists them).
+// Options every subcommand accepts: the GPU context, and runtime options (runtime/options.h,
+// checked before any command runs) for every program the command builds.
 struct GlobalOptions {
   EngineOptions engine = EngineOptions::from_env();
 };
 
 int run_info(const GlobalOptions& global, const std::vector<std::string>& args);
+int run_options(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx options
 int run_inspect(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench_op(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_tokenize(const GlobalOptions& global, const std::vector<std::string>& args);

@@ -18,6 +18,7 @@ constexpr const char* kUsage = R"(usage: wgx [global options] <command> [args]
 
 commands:
   info          adapter, features and limits; self-test kernels: bandwidth, cost per dispatch
+  options       the runtime options --option takes: kinds, defaults, values, what each does
   inspect F     builds model file F (.wgx) for the adapter and prints each node's shapes and
                 route and the memory plan (--why: also the routes passed over, and why)
   tokenize      text -> token ids with a Hugging Face tokenizer.json, or --decode ids -> text
@@ -39,8 +40,8 @@ global options:
                 (default: $WGX_TOGGLES), e.g. skip_validation,-lazy_clear_resource_on_first_use.
                 disable_robustness and disable_workgroup_init are on unless turned
                 off (-disable_robustness, -disable_workgroup_init)
-  --option N=V  a runtime option for every program built (route and kernel tuning, e.g.
-                quant_gemv_tpc=32, sdpa_query_tile=32); repeatable
+  --option N=V  a runtime option for every program built, e.g. quant_gemv_x8=off
+                (wgx options lists them); repeatable
   -h, --help    this text
   --version     the wgx version
 )";
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
         rest.push_back(arg);
       }
     }
+    check_options(global.engine.options);  // before any device: a mistake costs nothing
     if (rest.empty()) {
       std::fputs(kUsage, stderr);
       return 2;
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
     const std::string command = rest.front();
     rest.erase(rest.begin());
     if (command == "info") return cli::run_info(global, rest);
+    if (command == "options") return cli::run_options(global, rest);
     if (command == "inspect") return cli::run_inspect(global, rest);
     if (command == "bench-op") return cli::run_bench_op(global, rest);
     if (command == "tokenize") return cli::run_tokenize(global, rest);

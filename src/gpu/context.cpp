@@ -295,6 +295,10 @@ void Context::request_device() {
     throw setup_error("wgpuAdapterGetLimits failed");
   }
   raw_limits_.nextInChain = nullptr;
+  if (options_.max_workgroup_storage > 0) {
+    raw_limits_.maxComputeWorkgroupStorageSize =
+        std::min(raw_limits_.maxComputeWorkgroupStorageSize, options_.max_workgroup_storage);
+  }
 
   std::vector<WGPUFeatureName> wanted;
   auto want = [&](bool on, WGPUFeatureName f) {

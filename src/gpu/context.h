@@ -3,7 +3,8 @@
 // Adapter choice (--adapter / WGX_ADAPTER): auto | gpu | swiftshader | gles. `auto` takes a real
 // GPU if the Vulkan loader finds one and otherwise SwiftShader, and says so on stderr. Dawn's
 // Null backend is never chosen. Features are requested when the adapter has them
-// (timestamp-query, subgroups, shader-f16); limits requested are the adapter's maximums.
+// (timestamp-query, subgroups, shader-f16); limits requested are the adapter's maximums (less
+// workgroup memory where ContextOptions asks).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,10 @@ struct ContextOptions {
   bool want_timestamps = true;
   bool want_subgroups = true;
   bool want_shader_f16 = true;
+  // Workgroup memory per workgroup to ask for, in bytes, where it is less than the adapter's
+  // maximum (0: the maximum, which is asked for otherwise): the device then offers what a smaller
+  // GPU would (WebGPU guarantees 16,384 bytes), so that tests reach the routes such GPUs take.
+  uint32_t max_workgroup_storage = 0;
   // Report the adapter that `auto` picked on stderr.
   bool announce = true;
   // Name each compute pipeline on stderr as it is created ("wgx: pipeline <label>"), in the

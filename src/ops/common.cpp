@@ -55,12 +55,11 @@ std::string fixed_constant(std::string_view field) {
 }  // namespace
 
 std::string FixedParams::wgsl() const {
-  std::string s = "override SPEC: bool = false;\n";
+  std::string s;
   for (std::string_view f : fields) {
     const std::string c = fixed_constant(f);
     s += "override " + c + ": u32 = 0u;\n";
-    s += "fn " + std::string(prefix) + std::string(f) + "() -> u32 { return select(params." + std::string(f) + ", " + c +
-         ", SPEC); }\n";
+    s += "fn " + std::string(prefix) + std::string(f) + "() -> u32 { return " + c + "; }\n";
   }
   return s;
 }
@@ -70,7 +69,6 @@ void FixedParams::constants(std::vector<std::pair<std::string, double>>& out, co
     throw graph::GraphError("fixed params: " + std::to_string(values.size()) + " values for " +
                             std::to_string(fields.size()) + " fields");
   }
-  out.emplace_back("SPEC", 1.0);
   for (size_t i = 0; i < fields.size(); ++i) out.emplace_back(fixed_constant(fields[i]), static_cast<double>(values[i]));
 }
 
@@ -201,24 +199,6 @@ std::optional<runtime::Route> first_route(const runtime::NodeContext& view, cons
     if (no.empty()) return r;
     why += (why.empty() ? "" : "; ") + r.name + ": " + no;
   }
-  return std::nullopt;
-}
-
-std::optional<uint32_t> count_option(const runtime::NodeContext& ctx, std::string_view name, uint32_t fallback, uint32_t lo,
-                                     uint32_t hi) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  const std::string& v = it->second;
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const unsigned long n = std::stoul(v);
-  if (n < lo || n > hi) return std::nullopt;
-  return static_cast<uint32_t>(n);
-}
-
-std::optional<bool> on_off_option(const runtime::NodeContext& ctx, std::string_view name, bool fallback) {
-  const auto it = ctx.options().find(name);
-  if (it == ctx.options().end()) return fallback;
-  if (it->second == "on" || it->second == "off") return it->second == "on";
   return std::nullopt;
 }
 

@@ -83,11 +83,12 @@ const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders
                                   std::vector<std::pair<std::string, double>> constants = {});
 
 // A kernel's params that stay fixed for a node, as pipeline constants (ops/README.md): its params
-// struct's u32 `fields` and the `prefix` of their accessors. wgsl() declares `override SPEC: bool`
-// and, per field f, `override F_C: u32` (F: f in capitals) and `fn <prefix>f() -> u32`, which
-// returns F_C when SPEC is set and params.f otherwise: prepended to the kernel's template, which
-// reads those fields only through the accessors. constants() sets SPEC and the fields to `values`
-// (in the fields' order): a kernel built for one node.
+// struct's u32 `fields` and the `prefix` of their accessors. wgsl() declares, per field f,
+// `override F_C: u32` (F: f in capitals) and `fn <prefix>f() -> u32`, which returns F_C:
+// prepended to the kernel's template, which reads those fields only through the accessors.
+// constants() sets the fields to `values` (in the fields' order): a kernel built for one node.
+// The params still carry the fields; one kernel for every node, reading them from params,
+// measured slower (ops/README.md).
 struct FixedParams {
   std::string_view prefix;
   std::vector<std::string_view> fields;
@@ -179,13 +180,5 @@ std::unique_ptr<runtime::NodeExec> build_viewed(const decltype(runtime::Route::b
 // nullopt with each route's reason added to `why`.
 std::optional<runtime::Route> first_route(const runtime::NodeContext& view, const std::vector<runtime::Route>& routes,
                                           std::string& why);
-
-// The runtime option `name` as a decimal count from `lo` to `hi`; `fallback` when it is absent,
-// nullopt when it is malformed or out of range (a guard declines its route then).
-std::optional<uint32_t> count_option(const runtime::NodeContext& ctx, std::string_view name, uint32_t fallback,
-                                     uint32_t lo, uint32_t hi);
-// The runtime option `name` as "on" or "off"; `fallback` when it is absent, nullopt for any
-// other value.
-std::optional<bool> on_off_option(const runtime::NodeContext& ctx, std::string_view name, bool fallback);
 
 }  // namespace wgx::ops

@@ -19,12 +19,10 @@
 #include "gpu/recorder.h"
 #include "graph/graph.h"
 #include "runtime/memory_plan.h"
+#include "runtime/options.h"
 #include "runtime/storage.h"
 
 namespace wgx::runtime {
-
-// Runtime options by name (e.g. "sdpa_query_tile" = "32", "kv_cache_dtype" = "f16").
-using RuntimeOptions = std::map<std::string, std::string, std::less<>>;
 
 // Where a tensor value lives on the device.
 struct TensorRef {
@@ -85,6 +83,8 @@ class NodeContext {
   // every node's. `user` says what runs there and how to do without it; every readback checks
   // the words.
   gpu::BufferBinding handoff(uint64_t bytes, const std::string& user) const;
+  // The program's runtime options, which the table accepted (runtime/options.h: option_on,
+  // option_count and option_choice read them).
   const RuntimeOptions& options() const;
   // The constant tensors this node and the `nodes` after it read, in the order the program runs
   // them (this node's own first), each once: what a kernel whose workgroups leave the GPU idle

@@ -13,6 +13,7 @@
 #include "graph/validate.h"
 #include "runtime/handoff_pool.h"
 #include "runtime/memory_plan.h"
+#include "runtime/options.h"
 #include "runtime/param_arena.h"
 #include "runtime/scratch_pool.h"
 
@@ -172,7 +173,6 @@ struct Program::Impl {
   ScratchPool scratch{gpu};  // likewise
   HandoffPool handoff{gpu};  // likewise
   gpu::Timing timing = gpu::Timing::Off;
-  bool submit_parts = true;  // the submit_parts option (execute())
   // The recorded_params option (execute_steps): off makes the later steps' params and uploads
   // queue writes, which land before the command buffer runs (wrong: the tests' negative control).
   bool recorded_params = true;
@@ -384,27 +384,21 @@ const graph::Attr& NodeContext::attr(const std::string& name) const {
 bool NodeContext::has_attr(const std::string& name) const { return node().attrs.count(name) > 0; }
 
 // ---- Build --------------------------------------------------------------------------------------
+namespace {
+// `options` once the table takes them (runtime/options.h), before anything is built.
+RuntimeOptions checked(RuntimeOptions options) {
+  validate_options(options);
+  return options;
+}
+}  // namespace
+
 Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& weights,
                  RuntimeOptions options, const KernelRegistry& kernels)
-    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), std::move(options), kernels)) {
+    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
   Impl& m = *impl_;
   const Graph& g = m.graph;
   graph::validate(g);
-  if (const auto it = m.options.find("profile"); it != m.options.end()) {
-    m.timing = it->second == "1" ? gpu::Timing::Dispatches : it->second == "passes" ? gpu::Timing::Passes : gpu::Timing::Off;
-  }
-  if (const auto it = m.options.find("submit_parts"); it != m.options.end()) {
-    if (it->second != "on" && it->second != "off") {
-      throw std::invalid_argument("the submit_parts option is '" + it->second + "', not on or off");
-    }
-    m.submit_parts = it->second == "on";
-  }
-  if (const auto it = m.options.find("recorded_params"); it != m.options.end()) {
-    if (it->second != "on" && it->second != "off") {
-      throw std::invalid_argument("the recorded_params option is '" + it->second + "', not on or off");
-    }
-    m.recorded_params = it->second == "on";
-  }
+  m.recorded_params = option_on(m.options, "recorded_params");
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
   m.refs.resize(nv);
@@ -762,9 +756,8 @@ void Program::run(int repeats, int steps, const std::function<void(int)>& before
     // first while the host records and submits the rest: the first part ends at kFirstPart
     // dispatches, each next one is twice as long, and the last holds the feeds' copies and the
     // readbacks. One-token steps (pipelined: the host records while earlier steps run), several
-    // steps, repeated and profiled executes, and the submit_parts = off option keep one command
-    // buffer.
-    const bool parts = m.submit_parts && !small && repeats == 1 && steps == 1 && m.timing == gpu::Timing::Off;
+    // steps, and repeated and profiled executes keep one command buffer.
+    const bool parts = !small && repeats == 1 && steps == 1 && m.timing == gpu::Timing::Off;
     if (!rec) rec = std::make_unique<gpu::Recorder>(m.gpu, "execute", m.timing);
     size_t part_end = kFirstPart;
     double submitting = 0;

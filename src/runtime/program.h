@@ -124,8 +124,8 @@ class Program {
   // it while the host goes on). A step of more than kFirstPart dispatches outside the one-token
   // class (prefill) is submitted in parts instead, each ending at a node boundary once it holds
   // kFirstPart, 2 x kFirstPart, 4 x ... dispatches, so that the GPU starts on the first while the
-  // host records the rest (the runtime option submit_parts = off, profiling or `repeats` > 1
-  // keep one command buffer; submits_per_execute() says how many the last took). Throws
+  // host records the rest (profiling and `repeats` > 1 keep one command buffer;
+  // submits_per_execute() says how many the last took). Throws
   // std::logic_error, before submitting anything, when a fed
   // input's shape no longer matches what its feed wrote (see feed_from). `repeats` > 1 records
   // the nodes that many times back to back in the command buffer (feeds and readbacks once, after
@@ -200,10 +200,10 @@ class Program {
 
   const std::vector<RouteChoice>& routes() const { return routes_; }
   const MemoryReport& memory() const { return memory_; }
-  // GPU times of the last execute(): per dispatch with RuntimeOptions "profile" = "1" (each in a
-  // pass of its own), per pass with "passes" (the step as it runs unprofiled, passes split only
-  // by copies); empty without timestamp-query or with profiling off. set_timing switches between
-  // them (and off) for the executes that follow.
+  // GPU times of the last execute(): per dispatch with Timing::Dispatches (each in a pass of its
+  // own), per pass with Timing::Passes (the step as it runs unprofiled, passes split only by
+  // copies); empty without timestamp-query or with timing off (the default). set_timing chooses
+  // for the executes that follow.
   const std::vector<gpu::DispatchTiming>& last_timings() const { return timings_; }
   void set_timing(gpu::Timing timing);
   size_t dispatches_per_execute() const { return dispatches_; }

@@ -99,6 +99,17 @@ TEST(Context, AFeatureLeftOutIsNotRequested) {
   EXPECT_FALSE(ctx.features().timestamp_query);
 }
 
+TEST(Context, LessWorkgroupMemoryIsWhatTheDeviceOffers) {
+  if (shared_context().limits().max_compute_workgroup_storage_size <= 16384) {
+    GTEST_SKIP() << "the adapter offers no more than WebGPU's least workgroup memory";
+  }
+  ContextOptions o = ContextOptions::from_env();
+  o.announce = false;
+  o.max_workgroup_storage = 16384;
+  Context ctx(o);
+  EXPECT_EQ(ctx.limits().max_compute_workgroup_storage_size, 16384u);
+}
+
 TEST(Context, SwiftShaderChoiceFailsClearlyWithoutItsDriver) {
   const char* old = std::getenv("WGX_SWIFTSHADER_ICD");
   std::string saved = old ? old : "";

@@ -1,14 +1,17 @@
-// Shared helpers for runtime tests: a shared GPU context, random data, tolerant comparison, and
-// the reasons routes were refused. numeric_test_util.h has f16 data and error bounds.
+// Shared helpers for runtime tests: a shared GPU context (and devices like smaller GPUs), random
+// data, tolerant comparison, and the reasons routes were refused. numeric_test_util.h has f16
+// data and error bounds.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/context.h"
@@ -23,6 +26,23 @@ inline gpu::Context& shared_context() {
     return std::make_unique<gpu::Context>(o);
   }();
   return *ctx;
+}
+
+// A device on shared_context()'s adapter that offers what a smaller GPU would: no subgroups
+// feature where `subgroups` is false, and `workgroup_storage` bytes of workgroup memory where
+// that is not 0 (WebGPU guarantees 16,384). The routes and kernels such GPUs take by default
+// are tested on it. One device per kind, kept for the process.
+inline gpu::Context& device_like(bool subgroups, uint32_t workgroup_storage = 0) {
+  static std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Context>> devices;
+  std::unique_ptr<gpu::Context>& d = devices[{subgroups, workgroup_storage}];
+  if (!d) {
+    gpu::ContextOptions o = gpu::ContextOptions::from_env();
+    o.announce = false;
+    o.want_subgroups = subgroups;
+    o.max_workgroup_storage = workgroup_storage;
+    d = std::make_unique<gpu::Context>(o);
+  }
+  return *d;
 }
 
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -2.f, float hi = 2.f) {

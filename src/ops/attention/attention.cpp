@@ -3,8 +3,9 @@
 // sdpa_with_kv_cache, rope_sdpa_with_kv_cache (rope_update_cache then sdpa_with_kv_cache as
 // one node: rope_sdpa.cpp) and rope_sdpa_linear (that and the output projection as one node:
 // rope_sdpa_linear.cpp). sdpa's routes, in preference order:
-//   flash_decoding      S == 1 at build time: split-K over the cache, then a combine pass (one
-//                       pass while input_pos + 1 <= runtime option sdpa_decode_single_max)
+//   flash_decoding      S == 1 at build time: split-K over the cache, its chunks merged by the
+//                       dispatch's last workgroup per kv head (one pass while input_pos + 1 <=
+//                       runtime option sdpa_decode_single_max)
 //   k16_streaming_q32   head_dim 64 or 128, runtime option sdpa_query_tile = "32"
 //   k16_streaming_q16   head_dim 64 or 128 (the default tile; also where a refused Q32 lands)
 //   materialized        anything else: any head_dim, any S

@@ -93,10 +93,10 @@ runtime::OperandMap sdpa_operands(std::optional<runtime::TensorRef> rotated_q = 
 // At S == 1, "rope_flash_decoding" (sdpa_flash.cpp): flash_decoding's kernels rotating q and
 // writing the new rows themselves (flash_rope); one dispatch fewer than the two ops.
 runtime::Route rope_flash_decoding_route();
-// rope_flash_decoding's passes, for a consumer that merges the chunks itself at steps of at most
-// `fold_max` chunks (`partials` says where they lie and how many there are: 0 where pass 1 ran
-// as a single pass, up to one tile of rows, or pass 2 ran), on a node that passes its guard; and
-// the chunk slots per query head it leaves (for that guard: sdpa_decode_chunks).
+// rope_flash_decoding's kernel, for a consumer that merges the chunks itself at steps of at most
+// `fold_max` chunks (`partials` says where they lie and how many there are: 0 where the kernel
+// wrote out: a single pass, up to one tile of rows, or more chunks, which it merged itself), on
+// a node that passes its guard; and the chunk slots per query head it leaves (for that guard).
 std::unique_ptr<runtime::NodeExec> rope_flash_split(const runtime::NodeContext& ctx, quant::SplitPartials& partials,
                                                     uint32_t fold_max);
 uint32_t rope_flash_slots(const runtime::NodeContext& ctx);

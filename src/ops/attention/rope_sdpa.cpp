@@ -3,8 +3,8 @@
 // node, registered in_place for both caches as rope_update_cache is. Its routes are those ops'
 // own, run on this node through views (runtime::OperandMap) that show each route its op's
 // operands:
-//   rope_flash_decoding        S == 1 at build time (sdpa_flash.cpp): flash_decoding's passes with
-//                              the new rows rotated and written inside pass 1
+//   rope_flash_decoding        S == 1 at build time (sdpa_flash.cpp): flash_decoding's kernel
+//                              with the new rows rotated and written inside it
 //   rope_update_cache+<sdpa>   any S: rope_update_cache's dispatch, its rotated q in scratch, then
 //                              each of sdpa_with_kv_cache's routes in its order (the one the
 //                              separate node would take) over that q and the updated caches

@@ -5,15 +5,13 @@
 // and attn as its out (the heads merged: the attention routes only bind it), the projection
 // attn and the weight in and out out.
 //   rope_flash_decoding+merged_q4_gemv   S == 1 at build time, a q4 projection of f32 x staged in
-//                          int8: flash decoding's pass 1, then, where it ran split over at most
-//                          kFoldChunks (4) chunks of the cache (the runtime option
-//                          sdpa_decode_fold_chunks; 0 declines the route), the projection merging
-//                          the chunks' partial results itself (quant/merged_gemv.h: its first
-//                          workgroup writes attn) instead of the combine pass and a projection of
-//                          attn: two dispatches, not three. Other steps write attn in pass 1 (a
-//                          single pass, here up to one tile of rows, or more chunks merged by
-//                          the split pass itself) or pass 2 (where that merge is off or does
-//                          not fit) and run the projection's own route over it.
+//                          int8: flash decoding, then, where it ran split over at most
+//                          kFoldChunks (4) chunks of the cache, the projection merging the
+//                          chunks' partial results itself (quant/merged_gemv.h: its first
+//                          workgroup writes attn) instead of flash decoding's merge. Other steps
+//                          write attn in flash decoding (a single pass, here up to one tile of
+//                          rows, or more chunks merged by its last workgroups) and run the
+//                          projection's own route over it. Two dispatches either way.
 //   <attention route>+linear   any S: each of rope_sdpa_with_kv_cache's routes, then the first
 //                          of linear's routes that takes the projection.
 #include <algorithm>
@@ -40,10 +38,6 @@ constexpr size_t kWeight = 6;
 // and 512 rows within 0.5% of each other; Qwen3-0.6B at 1,024 929 / 956 / 955, elsewhere
 // within 0.5%; at 128 rows (3 chunks) the projection's merge was as fast as the split pass's.
 constexpr uint32_t kFoldChunks = 4;
-constexpr uint32_t kFoldChunksOption = 1024;
-std::optional<uint32_t> fold_chunks(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_fold_chunks", kFoldChunks, 0, kFoldChunksOption);
-}
 
 // The node as rope_sdpa_with_kv_cache: every input but the weight, outputs 0 to 2.
 OperandMap attention_operands(const NodeContext& ctx) {
@@ -88,8 +82,8 @@ std::unique_ptr<runtime::NodeExec> composite_build(const NodeContext& ctx, const
   return steps;
 }
 
-// One-token steps: flash decoding's passes (pass 2 only where the chunks are too many to merge),
-// then the projection merging the chunks, or, where a pass wrote attn, its own route over attn.
+// One-token steps: flash decoding, then the projection merging the chunks, or, where flash
+// decoding wrote attn, the projection's own route over attn.
 class FoldedExec : public runtime::NodeExec {
  public:
   void resize(const NodeContext& ctx) override {
@@ -107,12 +101,6 @@ class FoldedExec : public runtime::NodeExec {
 };
 
 std::string folded_guard(const NodeContext& ctx, const std::vector<runtime::Route>& linear) {
-  const std::optional<uint32_t> fold = fold_chunks(ctx);
-  if (!fold) {
-    return "sdpa_decode_fold_chunks is \"" + ctx.options().find("sdpa_decode_fold_chunks")->second +
-           "\", not a count from 0 to " + std::to_string(kFoldChunksOption);
-  }
-  if (*fold == 0) return "sdpa_decode_fold_chunks is 0";
   const OperandMap view = attention_operands(ctx);
   const NodeContext attention(ctx, view);
   if (auto why = rope_flash_decoding_route().guard(attention); !why.empty()) return "rope_flash_decoding: " + why;
@@ -121,7 +109,7 @@ std::string folded_guard(const NodeContext& ctx, const std::vector<runtime::Rout
   const OperandMap projection_view = linear_operands();
   const NodeContext projection(ctx, projection_view);
   if (auto why = quant::merged_gemv_guard(projection, static_cast<uint32_t>(q[2]), static_cast<uint32_t>(q[3]),
-                                          std::min(*fold, rope_flash_slots(attention)));
+                                          std::min(kFoldChunks, rope_flash_slots(attention)));
       !why.empty()) {
     return "merged q4_gemv: " + why;
   }
@@ -134,8 +122,7 @@ std::unique_ptr<runtime::NodeExec> folded_build(const NodeContext& ctx, const st
   const runtime::Route projection = projection_route(ctx, linear, why).value();  // the guard found one
   auto exec = std::make_unique<FoldedExec>();
   quant::SplitPartials partials;
-  const uint32_t fold_max = fold_chunks(ctx).value();  // the guard checked it
-  exec->split = build_viewed([&partials, fold_max](const NodeContext& c) { return rope_flash_split(c, partials, fold_max); },
+  exec->split = build_viewed([&partials](const NodeContext& c) { return rope_flash_split(c, partials, kFoldChunks); },
                              ctx, attention_operands(ctx));
   exec->chunks = partials.chunks;
   exec->plain = build_viewed(projection.build, ctx, linear_operands());

@@ -1,33 +1,32 @@
 // sdpa_with_kv_cache, "flash_decoding": split-K attention for single-token decode (S == 1 at
-// build time). Pass 1: one workgroup per (batch, kv head, chunk of the visible cache rows) for all
-// query heads of the group; pass 2 merges the chunks' partial (max, sum, accumulator), one
-// workgroup per output row (sdpa_combine_rows.wgsl: few rows, many chunks). The chunk
-// length grows with the context (kMinChunk rows at least, at most step_limit's chunks: 32, or 48
-// where that keeps each within one tile; the sdpa_decode_chunks option sets one bound: tuning), so
-// a long context still spreads over many workgroups and the scratch has a fixed bound.
-// Single pass: at short context the second, dependent dispatch costs more than the split saves.
-// While the visible rows (input_pos + 1) are at most default_single_max (or the sdpa_decode_single_max
-// option, in rows; 0: never), pass 1 runs with one chunk per (batch, kv head) covering every
-// visible row and writes the output acc / l itself, as pass 2 would for one chunk (the same WGSL,
-// write_out2 in the family's prelude), and pass 2 is not recorded. input_pos changes every step,
-// so resize decides it per step: record() then records one dispatch or two.
-// In-kernel merge (the default; the sdpa_decode_merge option off turns it down: comparisons):
-// where pass 2 would run, pass 1's workgroups count themselves per (batch, kv head) once their
-// partials are written (a storage barrier, then an atomic add), and the last to arrive merges
-// that kv head's chunks as pass 2 would (merge_chunks) and sets the count back to 0: no
-// workgroup waits for another, so this needs no guarantee that workgroups run together, and the
-// step is one dispatch fewer. Where the weights of a group's chunks do not fit the kernel's
-// workgroup memory (kMergeWeights), pass 2 runs.
-// Pass 1 writes its partials into one scratch buffer, the (m, l) of every slot and then, from an
-// offset a binding may start at, the accumulators; pass 2 binds the two parts.
+// build time), one dispatch. One workgroup per (batch, kv head, chunk of the visible cache rows)
+// for all query heads of the group. The chunk length grows with the context (kMinChunk rows at
+// least, at most step_limit's chunks: 32, or 48 where that keeps each within one tile), so a long
+// context still spreads over many workgroups and the scratch has a fixed bound.
+// The merge: once its partial (max, sum, accumulator) is written, each workgroup counts itself
+// per (batch, kv head) (a storage barrier, then an atomic add), and the last to arrive merges
+// that kv head's chunks (merge_chunks) and sets the count back to 0: no workgroup waits for
+// another, so this needs no guarantee that workgroups run together. (A second dispatch merging
+// them, one workgroup per output row, took decode at 3,900 visible rows on the H200 from 1,272 to
+// 1,235 tok/s on Llama-3.2-1B and from 841 to 797 on Qwen3-0.6B: PERFORMANCE.md, 2026-12-01; it
+// is gone.)
+// Single pass: at short context even the split's merge costs more than the split saves. While
+// the visible rows (input_pos + 1) are at most default_single_max (or the sdpa_decode_single_max
+// option, in rows; 0: never), the kernel runs with one chunk per (batch, kv head) covering every
+// visible row and writes the output acc / l itself (write_out2 in the family's prelude, as the
+// merge does). input_pos changes every step, so resize decides it per step.
+// The kernel writes its partials into one scratch buffer, the (m, l) of every slot and then,
+// from an offset a binding may start at, the accumulators (which rope_sdpa_linear's projection
+// binds apart).
 //
 // rope_sdpa_with_kv_cache's "rope_flash_decoding" (S == 1 at build time) runs the same passes with
 // the flash_rope variants, which take q and the new k and v rows as the projection gives them and
-// do rope_update_cache's work inside pass 1 (sdpa_flash.wgsl's rope_rows): a step is then one
-// dispatch fewer than the two ops'. Its caches are updated in place as rope_update_cache updates
-// them (InPlaceExec). Its kernels see the node through sdpa_operands: q, the updated caches,
-// input_pos and out as sdpa_with_kv_cache's are; the new rows and the rope table come from the
-// node itself. The runtime option sdpa_decode_rope = off turns it down (comparisons).
+// do rope_update_cache's work inside the kernel (sdpa_flash.wgsl's rope_rows): a step is then
+// one dispatch fewer than the two ops' (rope_update_cache's dispatch first measured slower on
+// the H200: 1,941 against 1,813 us a Llama-3.2-1B step at ~3,900 rows, PERFORMANCE.md,
+// 2026-11-30). Its caches are updated in place as rope_update_cache updates them (InPlaceExec).
+// Its kernels see the node through sdpa_operands: q, the updated caches, input_pos and out as
+// sdpa_with_kv_cache's are; the new rows and the rope table come from the node itself.
 #include <algorithm>
 #include <bit>
 #include <optional>
@@ -35,6 +34,7 @@
 
 #include "ops/attention/attention.h"
 #include "ops/common.h"
+#include "runtime/options.h"
 
 namespace wgx::ops::attention {
 
@@ -50,66 +50,53 @@ constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
 constexpr uint32_t kRowsPerTile = 64;   // T
 // q_s, part_s and p_s, mx_s (8 per head), m_s and alpha_s, last_s.
 constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + 2 * kMaxGroup * kRowsPerTile + 10 * kMaxGroup + 1);
-constexpr uint32_t kCombineWorkgroupSize = 256;  // sdpa_combine_rows.wgsl: WG, one per output row
-constexpr uint32_t kCombineMaxChunks = 1024;     // MAX_CHUNKS
 constexpr size_t kParamWords = 24;
 
 constexpr uint32_t kMinChunk = 16;
-// The in-kernel merge (merge_chunks) keeps a weight per (query head, chunk) of a group in p_s.
+// The merge (merge_chunks) keeps a weight per (query head, chunk) of a group in p_s.
 constexpr uint32_t kMergeWeights = kMaxGroup * kRowsPerTile;
-// The chunk bound by context (the default; the sdpa_decode_chunks option sets one for every step:
-// tuning). At most 32 chunks, except where 32 would take more than one tile each and 48 would not
-// (2,049 to 3,072 visible rows): there 48 chunks of at most one tile. Decode tok/s on the H200
+// The chunk bound by context. At most 32 chunks, except where 32 would take more than one tile
+// each and 48 would not (2,049 to 3,072 visible rows): there 48 chunks of at most one tile. Decode tok/s on the H200
 // (PERFORMANCE.md, 2026-12-01 (night)), 32 against 48 in one session: Qwen3-0.6B at 2,048 rows
 // 891 / 921 (80-row chunks against 48), at 2,560 896 / 943 (96 against 64), Llama-3.2-1B 1,335 /
 // 1,362 at 2,560; at 1,024, 1,536, 3,072, 3,584 and 3,900 rows, where both take as many tiles, 32
-// was as fast or faster (fewer chunks to merge; 61 chunks of one tile at 3,900 lost 12%).
+// was as fast or faster (fewer chunks to merge; 61 chunks of one tile at 3,900 lost 12%; 24 or 40
+// at 3,900 rows lost too: 2026-11-30 (late)).
 constexpr uint32_t kMaxChunks = 32;
 constexpr uint32_t kOneTileChunks = 48;
-constexpr uint32_t kMaxChunksOption = 1024;
+// The chunks any step makes at most (the slots per kv head); the merge's weights hold them all.
+constexpr uint32_t kSlots = std::max(kMaxChunks, kOneTileChunks);
+static_assert(kMaxGroup * kSlots <= kMergeWeights);
 // Visible rows up to which a step runs as a single pass (the default; the sdpa_decode_single_max
 // option sets another, 0: never): whole tiles holding up to kSingleMaxElements cache elements per
 // row set, at least one tile: two tiles (128 rows) at head_dim 64, one (64) at head_dim 128. One
-// workgroup per kv head is slow over many rows; the split pass and the combine cost a dispatch
-// more. On the H200 (GPU time of the whole decode step, PERFORMANCE.md, 2026-11-30) the single
+// workgroup per kv head is slow over many rows; the split costs its merge (then a dispatch of its
+// own). On the H200 (GPU time of the whole decode step, PERFORMANCE.md, 2026-11-30) the single
 // pass was faster up to 101 rows for Llama-3.2-1B (head_dim 64) and up to 65 for Qwen3-0.6B
 // (head_dim 128), the split one from 129 and 101 rows (-2% and -6% of the step at 129).
 constexpr uint32_t kSingleMaxElements = 2 * kRowsPerTile * 64;
 uint32_t default_single_max(uint32_t dim) {
   return kRowsPerTile * std::max(1u, kSingleMaxElements / kRowsPerTile / std::max(dim, 1u));
 }
-constexpr uint32_t kMaxSingleOption = 1u << 20;
 
-// The sdpa_decode_stop option (diagnostics, wrong results): the split pass ends after its
-// prologue, after phase A of each tile, or after its softmax (no p * v): sdpa_flash.wgsl's STOP;
-// 0 for no option, nullopt for a value that is none of those.
-std::optional<uint32_t> stop_option(const NodeContext& ctx) {
-  const auto it = ctx.options().find("sdpa_decode_stop");
-  if (it == ctx.options().end()) return 0;
-  const std::string& v = it->second;
-  if (v == "prologue") return 1;
-  if (v == "scores") return 2;
-  if (v == "softmax") return 3;
-  return std::nullopt;
+// The sdpa_decode_stop option (diagnostics, wrong results): the kernel ends after its prologue,
+// after phase A of each tile, or after its softmax (no p * v): sdpa_flash.wgsl's STOP; 0: off.
+uint32_t stop_code(const NodeContext& ctx) {
+  const std::string_view v = runtime::option_choice(ctx.options(), "sdpa_decode_stop");
+  return v == "prologue" ? 1 : v == "scores" ? 2 : v == "softmax" ? 3 : 0;
 }
 
-// The sdpa_decode_chunks option's value, 0 where it is absent (the bound by context).
-std::optional<uint32_t> chunk_option(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_chunks", 0, 1, kMaxChunksOption);
-}
-// The bound for a step over `visible` rows, and the most chunks any step makes (the slots).
-uint32_t step_limit(uint32_t option, uint32_t visible) {
-  if (option != 0) return option;
+// The bound for a step over `visible` rows.
+uint32_t step_limit(uint32_t visible) {
   return visible > kMaxChunks * kRowsPerTile && visible <= kOneTileChunks * kRowsPerTile ? kOneTileChunks : kMaxChunks;
 }
-uint32_t slot_limit(uint32_t option) { return option != 0 ? option : std::max(kMaxChunks, kOneTileChunks); }
-// `fold`: rope_sdpa_linear's pass 1, whose split steps cost one dispatch less (the projection
-// merges the chunks): a single pass pays only up to one tile there (on the H200, Llama-3.2-1B's
+// `fold`: rope_sdpa_linear's, whose split steps the projection merges (no merge in the kernel):
+// a single pass pays only up to one tile there (on the H200, Llama-3.2-1B's
 // step at 41-56 visible rows 860 us single, 874 split; at 81-96, 900 single, 873 split; Qwen3's
 // at 21-36 and 41-56 single by 1-2%: PERFORMANCE.md, 2026-11-30).
-std::optional<uint32_t> single_option(const NodeContext& ctx, bool fold = false) {
-  return count_option(ctx, "sdpa_decode_single_max", fold ? kRowsPerTile : default_single_max(geometry_max(ctx).dim), 0,
-                      kMaxSingleOption);
+uint32_t single_max(const NodeContext& ctx, bool fold = false) {
+  const std::optional<uint32_t> rows = runtime::option_count(ctx.options(), "sdpa_decode_single_max");
+  return rows ? *rows : fold ? kRowsPerTile : default_single_max(geometry_max(ctx).dim);
 }
 
 // How the `visible` cache rows (input_pos + 1) are chunked, in at most `limit` chunks.
@@ -125,8 +112,8 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
 }
 
 // Where the projection merges the chunks (rope_sdpa_linear's `fold`): chunks of at least this many
-// rows (the sdpa_decode_fold_rows option sets another: tuning) and at most the fold bound, while
-// that keeps each chunk within one tile (up to 4 x 64 = 256 visible rows by default). A chunk
+// rows and at most the fold bound, while that keeps each chunk within one tile (up to 4 x 64 = 256
+// visible rows). A chunk
 // of up to one tile costs its workgroup about the same whatever its rows, so fewer, fuller
 // chunks leave the projection fewer to merge. On the
 // H200 (decode tok/s over 256 tokens from input_pos 128 / 512, PERFORMANCE.md, 2026-11-30
@@ -136,11 +123,9 @@ Chunks chunks_for(uint32_t visible, uint32_t limit) {
 // tiles, so that longer contexts skip the combine pass too, lost with the kernels built per shape
 // (PERFORMANCE.md, 2026-11-30 (late)): at 3,900 rows 20 chunks of four tiles took Qwen3 787 ->
 // 725 tok/s and Llama 1,144 -> 1,077, 32 chunks of two 787 -> 767 and 1,139 -> 1,071; at 2,000
-// rows two-tile chunks were +1% on Qwen3 and -0.3% on Llama.
+// rows two-tile chunks were +1% on Qwen3 and -0.3% on Llama. Chunks of at least 32 rows lost
+// 1-3% (2026-11-30 (late)).
 constexpr uint32_t kFoldRows = 64;
-std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
-  return count_option(ctx, "sdpa_decode_fold_rows", kFoldRows, 1, kRowsPerTile);
-}
 
 // Warm-ahead: the split pass's workgroups are few (a kv head's chunks: 16 at 128 rows for both
 // models) and bound by latency, so most of the GPU, and its memory, idle while it runs. Extra
@@ -150,34 +135,30 @@ std::optional<uint32_t> fold_rows_option(const NodeContext& ctx) {
 // (rope_sdpa_linear's: the output projection's weight, then the MLP's gate/up and down weights,
 // or gate, up and down apart); sdpa_decode_warm picks one by its place, or `last` (the default
 // on GPU adapters: the one read furthest ahead, the MLP's down weight), or off (the default on
-// CPU adapters, which have no such cache); sdpa_decode_warm_mb bounds the bytes read from its
-// start, sdpa_decode_warm_wgs sets the workgroups (128). On the H200 (decode tok/s, PERFORMANCE.md,
+// CPU adapters, which have no such cache), over kWarmWorkgroups workgroups. On the H200 (decode tok/s, PERFORMANCE.md,
 // 2026-12-01 (day)), Llama-3.2-1B at 128 rows: off 1,429-1,434, down 1,444-1,452 (+1.2%), the
 // output projection's weight 1,430-1,436, gate/up (18.9 MB, longer than the attention) 1,405,
 // down with 256 or 512 workgroups 1,429-1,431 and 1,410; at 3,900 rows +0.8%; Qwen3-0.6B
 // (1.8 MB of down) +0.4% at 128 rows, within the runs' spread.
 constexpr uint32_t kWarmCandidates = 8;
-constexpr uint32_t kWarmWorkgroups = 128, kWarmMaxWorkgroups = 1024;
-constexpr uint32_t kWarmMaxMiB = 4096;
+constexpr uint32_t kWarmWorkgroups = 128;
 constexpr uint32_t kWarmKey = 0x9e3779b9u;  // warm's comparison value (any)
 constexpr int kWarmOff = -1, kWarmLast = -2;
-// The sdpa_decode_warm option: the candidate's place, kWarmLast or kWarmOff; nullopt for a value
-// that is none of them.
-std::optional<int> warm_option(const NodeContext& ctx) {
-  const auto it = ctx.options().find("sdpa_decode_warm");
-  if (it == ctx.options().end()) return ctx.gpu().adapter().is_cpu ? kWarmOff : kWarmLast;
-  if (it->second == "off") return kWarmOff;
-  if (it->second == "last") return kWarmLast;
-  const std::optional<uint32_t> n = count_option(ctx, "sdpa_decode_warm", 0, 0, kWarmCandidates - 1);
-  if (!n) return std::nullopt;
-  return static_cast<int>(*n);
+// The sdpa_decode_warm option: the candidate's place (0 to kWarmCandidates - 1), kWarmLast or
+// kWarmOff (auto: last on GPU adapters, off on CPU ones).
+int warm_pick(const NodeContext& ctx) {
+  const std::string_view v = runtime::option_choice(ctx.options(), "sdpa_decode_warm");
+  if (v == "auto") return ctx.gpu().adapter().is_cpu ? kWarmOff : kWarmLast;
+  if (v == "off") return kWarmOff;
+  if (v == "last") return kWarmLast;
+  return v.front() - '0';  // the table's places are the digits below kWarmCandidates
 }
 struct WarmPlan {
   gpu::BufferBinding buffer;
   uint32_t vec4 = 0, workgroups = 0;  // 0: nothing warms
 };
 WarmPlan warm_plan(const NodeContext& ctx) {
-  const int pick = warm_option(ctx).value();  // the guard checked the options
+  const int pick = warm_pick(ctx);
   if (pick == kWarmOff) return {};
   std::vector<runtime::TensorRef> candidates;
   for (const NodeContext::Constant& c : ctx.constants_ahead(1)) {
@@ -187,14 +168,14 @@ WarmPlan warm_plan(const NodeContext& ctx) {
   const size_t at = pick == kWarmLast ? candidates.size() - 1 : static_cast<size_t>(pick);
   if (at >= candidates.size()) return {};
   const runtime::TensorRef& r = candidates[at];
-  const uint64_t most = uint64_t{count_option(ctx, "sdpa_decode_warm_mb", kWarmMaxMiB, 1, kWarmMaxMiB).value()} << 20;
-  // Whole vec4 words only (a weight of fewer than 16 bytes is not worth a workgroup).
-  const uint64_t bytes = std::min({r.capacity, most, ctx.gpu().limits().max_storage_buffer_binding_size}) / 16 * 16;
+  // Whole vec4 words only (a weight of fewer than 16 bytes is not worth a workgroup), as much of
+  // the weight as one binding takes.
+  const uint64_t bytes = std::min(r.capacity, ctx.gpu().limits().max_storage_buffer_binding_size) / 16 * 16;
   if (bytes == 0) return {};
   WarmPlan w;
   w.buffer = {r.buffer, r.offset, bytes};
   w.vec4 = static_cast<uint32_t>(bytes / 16);
-  w.workgroups = count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, kWarmMaxWorkgroups).value();
+  w.workgroups = kWarmWorkgroups;
   return w;
 }
 
@@ -203,26 +184,27 @@ struct Plan {
   Chunks chunks;
   bool single = false;
 };
-// `fold_max`: the chunks the consumer merges (0: it merges none), in chunks of at least
-// `fold_rows` rows (kFoldRows).
-Plan plan_for(uint32_t visible, uint32_t limit, uint32_t single_max, uint32_t fold_max, uint32_t fold_rows) {
-  if (visible <= single_max) return {{visible, 1}, true};
+// `fold_max`: the chunks the consumer merges (0: it merges none), in chunks of at least kFoldRows
+// rows.
+Plan plan_for(uint32_t visible, uint32_t single_rows, uint32_t fold_max) {
+  const uint32_t limit = step_limit(visible);
+  if (visible <= single_rows) return {{visible, 1}, true};
   if (const uint32_t most = std::min(fold_max, limit); most > 0) {
-    const uint32_t rows = std::max(fold_rows, (visible + most - 1) / most);
+    const uint32_t rows = std::max(kFoldRows, (visible + most - 1) / most);
     if (rows <= kRowsPerTile) return {{rows, (visible + rows - 1) / rows}, false};
   }
   return {chunks_for(visible, limit), false};
 }
-uint32_t max_chunks(const Geometry& g, uint32_t limit) { return std::min(limit, (g.max_seq + kMinChunk - 1) / kMinChunk); }
+uint32_t max_chunks(const Geometry& g) { return std::min(kSlots, (g.max_seq + kMinChunk - 1) / kMinChunk); }
 
 // The partials' scratch (the kernel's Part): the stats of every slot (8 bytes each), then from
-// acc_offset (aligned for the combine's binding) the accumulators (dim floats each).
+// acc_offset (aligned for a binding of its own) the accumulators (dim floats each).
 struct PartLayout {
   uint64_t stats_bytes = 0, acc_offset = 0, acc_bytes = 0;
   uint64_t bytes() const { return acc_offset + acc_bytes; }
 };
-PartLayout part_layout(const NodeContext& ctx, const Geometry& g, uint32_t limit) {
-  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g, limit);
+PartLayout part_layout(const NodeContext& ctx, const Geometry& g) {
+  const uint64_t slots = uint64_t{g.batch} * g.hq * max_chunks(g);
   const uint64_t align = std::max<uint64_t>(ctx.gpu().limits().min_storage_buffer_offset_alignment, 8);
   PartLayout p;
   p.stats_bytes = slots * 8;
@@ -235,51 +217,14 @@ std::string guard(const NodeContext& ctx) {
   if (auto why = sdpa_guard(ctx); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
   if (g.seq != 1) return "S can be " + std::to_string(g.seq) + " (single-token decode only)";
-  if (!chunk_option(ctx)) {
-    return "sdpa_decode_chunks is \"" + ctx.options().find("sdpa_decode_chunks")->second + "\", not a count from 1 to " +
-           std::to_string(kMaxChunksOption);
-  }
-  if (!stop_option(ctx)) {
-    return "sdpa_decode_stop is \"" + ctx.options().find("sdpa_decode_stop")->second +
-           "\", not prologue, scores or softmax";
-  }
-  if (!single_option(ctx)) {
-    return "sdpa_decode_single_max is \"" + ctx.options().find("sdpa_decode_single_max")->second +
-           "\", not a row count from 0 to " + std::to_string(kMaxSingleOption);
-  }
-  if (!fold_rows_option(ctx)) {
-    return "sdpa_decode_fold_rows is \"" + ctx.options().find("sdpa_decode_fold_rows")->second +
-           "\", not a row count from 1 to " + std::to_string(kRowsPerTile);
-  }
-  if (!warm_option(ctx)) {
-    return "sdpa_decode_warm is \"" + ctx.options().find("sdpa_decode_warm")->second + "\", not off, last or a place from 0 to " +
-           std::to_string(kWarmCandidates - 1);
-  }
-  if (!count_option(ctx, "sdpa_decode_warm_mb", kWarmMaxMiB, 1, kWarmMaxMiB)) {
-    return "sdpa_decode_warm_mb is \"" + ctx.options().find("sdpa_decode_warm_mb")->second + "\", not a count from 1 to " +
-           std::to_string(kWarmMaxMiB);
-  }
-  if (!count_option(ctx, "sdpa_decode_warm_wgs", kWarmWorkgroups, 1, kWarmMaxWorkgroups)) {
-    return "sdpa_decode_warm_wgs is \"" + ctx.options().find("sdpa_decode_warm_wgs")->second +
-           "\", not a count from 1 to " + std::to_string(kWarmMaxWorkgroups);
-  }
-  // on_off_option is nullopt only for a value that is neither on nor off.
-  for (const char* name : {"sdpa_decode_specialize", "sdpa_decode_merge", "sdpa_decode_hold", "sdpa_decode_wide"}) {
-    if (!on_off_option(ctx, name, true)) {
-      return std::string(name) + " is \"" + ctx.options().find(name)->second + "\", not on or off";
-    }
-  }
-  const uint32_t limit = slot_limit(*chunk_option(ctx));
   if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd";
   if (g.group > kMaxGroup || uint64_t{g.group} * g.dim > kMaxGroupDim) {
     return "a group of " + std::to_string(g.group) + " query heads x head_dim " + std::to_string(g.dim) +
            " is over " + std::to_string(kMaxGroup) + " heads or " + std::to_string(kMaxGroupDim) + " elements";
   }
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, kWorkgroupBytes); !why.empty()) return why;
-  if (auto why = scratch_guard(ctx, part_layout(ctx, g, limit).bytes()); !why.empty()) return why;
-  if (auto why = workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g, limit)); !why.empty()) return why;
-  static_assert(kMaxChunksOption <= kCombineMaxChunks);
-  return workgroups_guard(ctx, uint64_t{g.batch} * g.hq);
+  if (auto why = scratch_guard(ctx, part_layout(ctx, g).bytes()); !why.empty()) return why;
+  return workgroups_guard(ctx, uint64_t{g.batch} * g.hkv * max_chunks(g));
 }
 
 // flash_rope's inputs besides sdpa's (rope_sdpa_with_kv_cache): the step's k and v rows, the rope
@@ -292,47 +237,32 @@ struct NewRows {
 };
 
 // `ctx` shows sdpa_with_kv_cache's operands (a view, for rope_sdpa_with_kv_cache); with `rope`,
-// the flash_rope kernel, which rotates q and writes the new rows first. With `fold`, pass 2 is
+// the flash_rope kernel, which rotates q and writes the new rows first. With `fold`, the merge is
 // left to whoever consumes the partials (rope_sdpa_linear's projection) at steps of at most
 // `fold_max` chunks: `fold` gets where they lie, and each resize sets the step's chunk count
-// there, 0 where pass 1 or 2 wrote out (a single pass, or more chunks: pass 2 then runs).
+// there, 0 where the kernel wrote out (a single pass, or more chunks: it merges them itself).
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* rope,
                                          quant::SplitPartials* fold = nullptr, uint32_t fold_max = 0) {
   std::vector<std::pair<std::string, double>> constants;
-  if (const uint32_t stop = stop_option(ctx).value(); stop != 0) constants.emplace_back("STOP", stop);  // the guard checked it
-  // The split pass built for the model's group size and head_dim (kFlashFixed), a kernel per
-  // geometry: with fixed trip counts the driver gave it 58-71 registers
-  // instead of 80 on the H200, and decode went from 1,136 to 1,179 tok/s on Llama-3.2-1B, 859 to
-  // 902 on Qwen3-0.6B (PERFORMANCE.md, 2026-11-30). sdpa_decode_specialize = off: one kernel that
-  // reads them from params (tuning).
-  if (on_off_option(ctx, "sdpa_decode_specialize", true).value()) {
-    const Geometry g = geometry_max(ctx);
-    kFlashFixed.constants(constants, {g.group, g.dim});
-  }
-  // flash_rope's norm with every load issued before its barrier (sdpa_flash.wgsl's
-  // normed_rows_held, where an invocation holds a pair); sdpa_decode_hold = off: rope_rows' two
-  // passes over the rows (tuning).
-  if (rope && !on_off_option(ctx, "sdpa_decode_hold", true).value()) constants.emplace_back("HOLD_NORMED", 0);
-  // Phases A and C with up to sixteen loads in flight per invocation (sdpa_flash.wgsl's WIDE);
-  // sdpa_decode_wide = off: four and eight (tuning).
-  if (!on_off_option(ctx, "sdpa_decode_wide", true).value()) constants.emplace_back("WIDE", 0);
+  if (const uint32_t stop = stop_code(ctx); stop != 0) constants.emplace_back("STOP", stop);
+  // The kernel built for the model's group size and head_dim (kFlashFixed), a kernel per
+  // geometry: with fixed trip counts the driver gave it 58-71 registers instead of 80 on the
+  // H200, and decode went from 1,136 to 1,179 tok/s on Llama-3.2-1B, 859 to 902 on Qwen3-0.6B
+  // (PERFORMANCE.md, 2026-11-30), against one kernel reading them from params.
+  const Geometry max = geometry_max(ctx);
+  kFlashFixed.constants(constants, {max.group, max.dim});
   const gpu::Kernel& split = kernel(ctx, (rope ? "flash_rope." : "flash.") + io_label(ctx), std::move(constants));
   auto steps = std::make_unique<Steps>();
-  const Geometry max = geometry_max(ctx);
-  const uint32_t option = chunk_option(ctx).value();  // the guard checked both options
-  const uint32_t limit = slot_limit(option);
-  const uint32_t single_max = single_option(ctx, fold != nullptr).value();
-  const uint32_t fold_rows = fold_rows_option(ctx).value();
+  const uint32_t single = single_max(ctx, fold != nullptr);
   const uint32_t fold_chunks = fold ? fold_max : 0;
-  const PartLayout layout = part_layout(ctx, max, limit);
+  const PartLayout layout = part_layout(ctx, max);
   const gpu::BufferBinding part = steps->scratch(ctx, layout.bytes());
   const gpu::BufferBinding stats{part.buffer, part.offset, layout.stats_bytes};
   const gpu::BufferBinding acc{part.buffer, part.offset + layout.acc_offset, layout.acc_bytes};
   const uint32_t scale = scale_bits(ctx);
-  const uint32_t slots_per_head = max_chunks(max, limit);
+  const uint32_t slots_per_head = max_chunks(max);
   // The params after `single`: where the accumulators start (in pairs), then flash_rope's.
   std::vector<uint32_t> tail{static_cast<uint32_t>(layout.acc_offset / 8), 0, 0, 0, 0, 0, 0, 0};
-  const bool merge_on = on_off_option(ctx, "sdpa_decode_merge", true).value();
   std::shared_ptr<gpu::Buffer> table;  // bound by pass 1, whose update keeps it
   if (rope) {
     table = rope->table.buffer;
@@ -353,20 +283,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     chunks_now = std::make_shared<uint32_t>(0);
     *fold = {stats, acc, ctx.output(0).binding(), slots_per_head, max.dim, chunks_now};
   }
-  // Whether the consumer merges this step's chunks (so pass 2 does not run).
+  // Whether the consumer merges this step's chunks.
   auto merged = [folding = fold != nullptr, fold_max](const Plan& p) {
     return folding && !p.single && p.chunks.count <= fold_max;
   };
-  // Whether the split pass merges them itself (its last workgroup per kv head: merge_chunks),
-  // so pass 2 does not run either.
-  auto in_kernel = [=, group = max.group](const Plan& p) {
-    return merge_on && !p.single && !merged(p) && uint64_t{group} * p.chunks.count <= kMergeWeights;
-  };
-  // Both passes resize from the same plan (input_pos changed, or the shape class did).
-  auto update_split = [=, keep = table](const NodeContext& c) {
+  // Whether the kernel merges them itself (its last workgroup per kv head: merge_chunks).
+  auto in_kernel = [=](const Plan& p) { return !p.single && !merged(p); };
+  // The plan of this step (input_pos changed, or the shape class did).
+  auto update = [=, keep = table](const NodeContext& c) {
     const Geometry g = geometry_now(c);
     const uint32_t pos = position(c, 3, g.seq, g.max_seq);
-    const Plan p = plan_for(pos + 1, step_limit(option, pos + 1), single_max, fold_chunks, fold_rows);
+    const Plan p = plan_for(pos + 1, single, fold_chunks);
     if (chunks_now) *chunks_now = merged(p) ? p.chunks.count : 0;
     DispatchExec::Launch l;
     l.params = {g.batch,        g.hq,           g.hkv, g.group, g.max_seq, pos, g.dim, p.chunks.rows,
@@ -377,38 +304,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const NewRows* 
     if (l.workgroups > 0) l.workgroups += warm.workgroups;
     return l;
   };
-  auto update_combine = [=](const NodeContext& c) {
-    const Geometry g = geometry_now(c);
-    const uint32_t visible = position(c, 3, g.seq, g.max_seq) + 1;
-    const Plan p = plan_for(visible, step_limit(option, visible), single_max, fold_chunks, fold_rows);
-    const uint32_t rows = g.batch * g.seq * g.hq;
-    const uint32_t lanes = std::min(std::bit_ceil(g.dim / 2), kCombineWorkgroupSize);
-    DispatchExec::Launch l;
-    l.params = {rows, g.dim / 2, p.chunks.count, slots_per_head, lanes, 0, 0, 0};
-    // A single pass wrote the output already, or the split pass or the consumer merges the
-    // chunks: no workgroups, so this step records nothing.
-    l.workgroups = p.single || merged(p) || in_kernel(p) ? 0 : rows;
-    return l;
-  };
   std::vector<gpu::BufferBinding> split_buffers{ctx.input(0).binding(), ctx.input(1).binding(),
                                                 ctx.input(2).binding(), part, ctx.output(0).binding()};
   if (rope) split_buffers.insert(split_buffers.end(), {rope->k, rope->v, {table.get(), 0, 0}});
   split_buffers.push_back(steps->own(ctx, 4ull * max.batch * max.hkv, "chunk counts"));
   split_buffers.push_back(warm.workgroups > 0 ? warm.buffer : ctx.input(0).binding());
-  steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update_split));
-  const gpu::Kernel& combine = kernel(ctx, "combine_rows." + float_label(ctx.output(0).storage));
-  steps->add(std::make_unique<DispatchExec>(
-      ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 8, update_combine));
+  steps->add(std::make_unique<DispatchExec>(ctx, split, split_buffers, kParamWords, update));
   return steps;
 }
 
 // rope_sdpa_with_kv_cache: flash_decoding's guard on the node seen as sdpa's, and a table to make.
-// The runtime option sdpa_decode_rope = off declines (the step then runs rope_update_cache's
-// dispatch before flash_decoding's: the unfused path, for comparisons).
 std::string rope_guard(const NodeContext& ctx) {
-  const std::optional<bool> rope = on_off_option(ctx, "sdpa_decode_rope", true);
-  if (!rope) return "sdpa_decode_rope is \"" + ctx.options().find("sdpa_decode_rope")->second + "\", not on or off";
-  if (!*rope) return "sdpa_decode_rope is off";
   if (auto why = rope_table_guard(ctx); !why.empty()) return why;
   const runtime::OperandMap sdpa = sdpa_operands();
   return guard(NodeContext(ctx, sdpa));
@@ -446,7 +352,7 @@ std::unique_ptr<runtime::NodeExec> rope_flash_split(const NodeContext& ctx, quan
 uint32_t rope_flash_slots(const NodeContext& ctx) {
   const runtime::OperandMap sdpa = sdpa_operands();
   const NodeContext view(ctx, sdpa);
-  return max_chunks(geometry_max(view), slot_limit(chunk_option(view).value()));
+  return max_chunks(geometry_max(view));
 }
 
 }  // namespace wgx::ops::attention

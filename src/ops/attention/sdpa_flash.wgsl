@@ -1,12 +1,13 @@
-// sdpa_with_kv_cache, FlashDecoding (S == 1), pass 1 of 2: the visible cache rows 0 .. input_pos
-// are split into chunks; one workgroup per (batch, kv head, chunk) runs an online softmax over its
-// chunk for all `group` query heads that share the kv head (so K and V are read once per group)
-// and writes partial results: the running max m, the sum l of exp(score - m), and the unnormalized
-// accumulator acc = sum exp(score - m) * v. Pass 2 (sdpa_combine.wgsl) merges the chunks.
-// Single pass (params.single = 1, at short context): one chunk holds every visible row, and its
-// workgroup writes the output acc / l itself with the combine pass's write_out2 (the family's
-// prelude), which is what that pass makes of one chunk (its weight exp(m - m) is 1); the partials
-// are left alone and no pass 2 runs.
+// sdpa_with_kv_cache, FlashDecoding (S == 1): the visible cache rows 0 .. input_pos are split
+// into chunks; one workgroup per (batch, kv head, chunk) runs an online softmax over its chunk for
+// all `group` query heads that share the kv head (so K and V are read once per group) and writes
+// partial results: the running max m, the sum l of exp(score - m), and the unnormalized
+// accumulator acc = sum exp(score - m) * v. The last workgroup of each (batch, kv head) merges
+// its chunks (merge_chunks), unless the dispatch's consumer does (params.merge = 0:
+// rope_sdpa_linear's projection). Single pass (params.single = 1, at short context): one chunk
+// holds every visible row, and its workgroup writes the output acc / l itself with write_out2
+// (the family's prelude), which is what the merge makes of one chunk (its weight exp(m - m) is
+// 1); the partials are left alone.
 //
 // A chunk is a few tiles of T rows at long context (128 rows at 4,000 with 32 chunks), and a
 // decode step has only batch * kv heads * chunks workgroups, so the time is one workgroup's latency
@@ -113,8 +114,8 @@ var<workgroup> last_s: u32;                               // merge: this workgro
 override STOP: u32 = 0u;
 
 // The group size and head_dim are read through f_group() and f_dim(), which the prelude declares
-// (ops::FixedParams): pipeline constants unless sdpa_decode_specialize = off, so that the driver
-// compiles this kernel for one geometry (fixed trip counts).
+// (ops::FixedParams): pipeline constants, so that the driver compiles this kernel for one
+// geometry (fixed trip counts).
 fn keep_f32(v: f32) {
   if (params.pad0 == 1u) { Out[0] = bitcast<u32>(v); }
 }
@@ -131,11 +132,11 @@ fn qk4(q: u32, S: u32, k0: vec2<f32>, k1: vec2<f32>, k2: vec2<f32>, k3: vec2<f32
 
 // Partial dot products of the k row at element `kr` with the queries of heads g0 .. g0 + nh - 1
 // (1 <= nh <= 4, component u for head g0 + u) over the pairs s, s + S, s + 2S, ... < half. Each k
-// load serves all nh heads. With WIDE (the default), up to sixteen loads are issued before their
-// products (independent, in flight together: Qwen3's 16 pairs an invocation, Llama's 8, make one
-// trip to memory, not four or two), then four at a time; the sums are added in the same order
-// either way.
-override WIDE: bool = true;
+// load serves all nh heads. Up to sixteen loads are issued before their products (independent, in
+// flight together: Qwen3's 16 pairs an invocation, Llama's 8, make one trip to memory, not four
+// or two), the rest four and one at a time, the sums added in groups of four either way. (Loads
+// four at a time throughout, and phase C's eight, took Qwen3-0.6B's decode 3% longer on the
+// H200: PERFORMANCE.md, 2026-12-01 (evening).)
 fn add_qk4(d: ptr<function, vec4<f32>>, q0: u32, half: u32, S: u32, nh: u32, k0: vec2<f32>, k1: vec2<f32>,
            k2: vec2<f32>, k3: vec2<f32>) {
   (*d).x += qk4(q0, S, k0, k1, k2, k3);
@@ -147,17 +148,15 @@ fn partial_dots(kr: u32, s: u32, S: u32, half: u32, g0: u32, nh: u32) -> vec4<f3
   var d = vec4<f32>(0.0);
   let q0 = g0 * half;
   var p = s;
-  if (WIDE) {
-    for (; p + 15u * S < half; p += 16u * S) {
-      var k: array<vec2<f32>, 16>;
-      for (var j = 0u; j < 16u; j++) { k[j] = load_k2(kr + 2u * (p + j * S)); }
-      for (var j = 0u; j < 16u; j += 4u) { add_qk4(&d, q0 + p + j * S, half, S, nh, k[j], k[j + 1u], k[j + 2u], k[j + 3u]); }
-    }
-    for (; p + 7u * S < half; p += 8u * S) {
-      var k: array<vec2<f32>, 8>;
-      for (var j = 0u; j < 8u; j++) { k[j] = load_k2(kr + 2u * (p + j * S)); }
-      for (var j = 0u; j < 8u; j += 4u) { add_qk4(&d, q0 + p + j * S, half, S, nh, k[j], k[j + 1u], k[j + 2u], k[j + 3u]); }
-    }
+  for (; p + 15u * S < half; p += 16u * S) {
+    var k: array<vec2<f32>, 16>;
+    for (var j = 0u; j < 16u; j++) { k[j] = load_k2(kr + 2u * (p + j * S)); }
+    for (var j = 0u; j < 16u; j += 4u) { add_qk4(&d, q0 + p + j * S, half, S, nh, k[j], k[j + 1u], k[j + 2u], k[j + 3u]); }
+  }
+  for (; p + 7u * S < half; p += 8u * S) {
+    var k: array<vec2<f32>, 8>;
+    for (var j = 0u; j < 8u; j++) { k[j] = load_k2(kr + 2u * (p + j * S)); }
+    for (var j = 0u; j < 8u; j += 4u) { add_qk4(&d, q0 + p + j * S, half, S, nh, k[j], k[j + 1u], k[j + 2u], k[j + 3u]); }
   }
   for (; p + 3u * S < half; p += 4u * S) {
     let k0 = load_k2(kr + 2u * p);
@@ -209,15 +208,13 @@ fn v_rows(a_in: vec4<f32>, u: u32, G: u32, half: u32, dim: u32, vb: u32, rows: u
   let full = rows / 4u;
   var a = a_in * vec4<f32>(vec2<f32>(alpha_s[g]), vec2<f32>(alpha_s[g1]));
   var b = rg;
-  if (WIDE) {
-    for (; b + 3u * R < full; b += 4u * R) {  // four blocks: sixteen loads in flight
-      let r0 = rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim);
-      let r1 = rows4(p_s[pa + b + R], p_s[pb + b + R], o + 4u * (b + R) * dim, dim);
-      let r2 = rows4(p_s[pa + b + 2u * R], p_s[pb + b + 2u * R], o + 4u * (b + 2u * R) * dim, dim);
-      let r3 = rows4(p_s[pa + b + 3u * R], p_s[pb + b + 3u * R], o + 4u * (b + 3u * R) * dim, dim);
-      a += r0 + r1;
-      a += r2 + r3;
-    }
+  for (; b + 3u * R < full; b += 4u * R) {  // four blocks: sixteen loads in flight
+    let r0 = rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim);
+    let r1 = rows4(p_s[pa + b + R], p_s[pb + b + R], o + 4u * (b + R) * dim, dim);
+    let r2 = rows4(p_s[pa + b + 2u * R], p_s[pb + b + 2u * R], o + 4u * (b + 2u * R) * dim, dim);
+    let r3 = rows4(p_s[pa + b + 3u * R], p_s[pb + b + 3u * R], o + 4u * (b + 3u * R) * dim, dim);
+    a += r0 + r1;
+    a += r2 + r3;
   }
   for (; b + R < full; b += 2u * R) {  // two blocks: eight loads in flight
     a += rows4(p_s[pa + b], p_s[pb + b], o + 4u * b * dim, dim) +
@@ -365,7 +362,7 @@ fn store_cache2(kind: u32, i: u32, v: vec2<f32>) { {{store_cache2}} }
 fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   let dim = f_dim();
   let G = f_group();
-  if (params.norm != 0u && (G + 1u) * (dim / 2u) <= WG && HOLD_NORMED) {
+  if (params.norm != 0u && (G + 1u) * (dim / 2u) <= WG) {
     normed_rows_held(qb, kb, bkv, last, lid);
     return;
   }
@@ -400,8 +397,8 @@ fn rope_rows(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
 // a row's squares is its pairs' partials added in order from part_s (the same on each of its
 // invocations). The k row's rotated pairs go through p_s (free until the tiles), so that the cache
 // writes take neighbouring channels (one packed f16 word) after a barrier, as rope_rows writes
-// them.
-override HOLD_NORMED: bool = true;
+// them. (The two passes over the rows above, where this fits, took Qwen3-0.6B's decode 9.5%
+// longer on the H200, PERFORMANCE.md, 2026-12-01 (evening).)
 fn normed_rows_held(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
   let dim = f_dim();
   let half = dim / 2u;
@@ -464,7 +461,7 @@ fn normed_rows_held(qb: u32, kb: u32, bkv: u32, last: bool, lid: u32) {
 }
 
 // The output of the group's heads from their chunks' partials (slots from slot0, max_chunks
-// apart per head), as sdpa_combine_rows.wgsl makes it: out = sum_c w_c * acc_c / sum_c w_c * l_c,
+// apart per head): out = sum_c w_c * acc_c / sum_c w_c * l_c,
 // w_c = exp(m_c - M), M the max of the head's m_c. The weights go to p_s (G * chunks of them, at
 // most MAX_G * T: the host's bound), each head's sum of w_c * l_c to m_s; then the G * D / 2
 // pairs are split over R = WG / pairs groups of chunks (eight loads in flight per invocation),

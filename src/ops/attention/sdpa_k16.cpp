@@ -12,6 +12,7 @@
 
 #include "ops/attention/attention.h"
 #include "ops/common.h"
+#include "runtime/options.h"
 
 namespace wgx::ops::attention {
 
@@ -70,13 +71,12 @@ uint64_t max_slots(const NodeContext& ctx, uint32_t query_tile) {
   return most;
 }
 
-// Q32 runs only when asked for; Q16 is the default and also takes a program whose Q32 was refused
-// (Q32 comes first). Other values are refused by both.
+// Q32 runs only when the sdpa_query_tile option asks for it; Q16 is the default and also takes a
+// program whose Q32 was refused (Q32 comes first).
 std::string option_guard(const NodeContext& ctx, uint32_t query_tile) {
-  auto it = ctx.options().find("sdpa_query_tile");
-  const std::string want = it == ctx.options().end() ? "16" : it->second;
-  if (want != "16" && want != "32") return "sdpa_query_tile is \"" + want + "\", not 16 or 32";
-  if (query_tile == 32 && want != "32") return "sdpa_query_tile is not 32";
+  if (query_tile == 32 && runtime::option_choice(ctx.options(), "sdpa_query_tile") != "32") {
+    return "sdpa_query_tile is not 32";
+  }
   return "";
 }
 

@@ -41,8 +41,8 @@ std::string float_label(Storage storage) {
 
 namespace {
 
-// The end of sdpa's softmax, for the templates that finish it: sdpa_combine(_rows) (after merging the
-// chunks) and sdpa_flash's single pass (one chunk, nothing to merge). Output elements i and i + 1
+// The end of sdpa's softmax, for the templates that finish it: sdpa_combine and sdpa_flash's merge
+// (after merging the chunks), sdpa_flash's single pass (one chunk, nothing to merge). Output elements i and i + 1
 // (i even) become acc / l in the output's storage: the template declares `Out` (array<u32>) and
 // `const OUT_F16: bool` (packed f16 words, written whole so neighbours never race).
 constexpr const char* kSdpaOutWgsl = R"(
@@ -88,7 +88,7 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
   // weight read ahead (warm).
   if (t == "sdpa_flash" && variant.variant.starts_with("flash_rope.")) return {U, R, W, W, W, W, R, R, R, W, R};
   if (t == "sdpa_flash") return {U, R, R, R, W, W, W, R};
-  if (t == "sdpa_combine" || t == "sdpa_combine_rows") return {U, R, R, W};  // stats, acc, out
+  if (t == "sdpa_combine") return {U, R, R, W};  // stats, acc, out
   if (t == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
   throw std::logic_error("attention template " + std::string(t) + " has no bindings");
 }

@@ -1,9 +1,7 @@
 // matmul and linear as one batched product C[b] = A[b] @ B[b] (+ bias), f32 accumulation:
 //   linear: A = x viewed as [M, K] (M = product of x's leading dims), B = weight [N, K] ("nk")
 //   matmul: A [..., M, K], B [..., K, N] ("kn"), batch dims broadcast as torch.matmul does
-// Two routes: "gemv" (guard: at most 4 rows at max shapes) and "tiled". Both take every M, N, K;
-// the runtime option linalg_route = gemv | tiled restricts a program to one of them (tests,
-// tuning), and linalg_tile = 64 | 128 picks the tile.
+// Two routes: "gemv" (guard: at most 4 rows at max shapes) and "tiled" (every M, N, K).
 // M, the batch and their strides come from the current shapes on every resize. What is fixed at
 // build time (vec4 alignment, how f16 output is written) is derived from the graph's Dims so that
 // it holds for every value of a SymInt.
@@ -28,13 +26,16 @@ constexpr uint64_t kGemvKnCols = 64;  // 4 * nq (gemv_kn.variants.toml)
 constexpr uint32_t kWorkgroupSize = 256;
 constexpr size_t kParamWords = 32;
 
+// The tiled route's tile (gemm.wgsl's t64): BM = BN = 64, 4 x 4 sums per invocation. A tile of
+// 128 (8 x 8, four times the math per staged byte) measured no faster on an H200 (Dawn, Vulkan)
+// for f32 linear at 2048x4096x4096 (17.9 against 17.4 TFLOP/s) and slower for f16 (8.7 against
+// 23.0) and matmul (14.0 against 18.6), and is gone.
 struct Tile {
   const char* label;
   uint64_t size;     // BM = BN
   uint64_t storage;  // workgroup bytes: As and Bs, size rows of 5 vec4s each
 };
-constexpr Tile kTile64{"t64", 64, 2 * 64 * 5 * 16};
-constexpr Tile kTile128{"t128", 128, 2 * 128 * 5 * 16};
+constexpr Tile kTile{"t64", 64, 2 * 64 * 5 * 16};
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -115,29 +116,7 @@ Plan plan_of(const NodeContext& ctx, bool linear) {
   return p;
 }
 
-// A runtime option's value, or "".
-std::string option(const NodeContext& ctx, const char* name) {
-  const auto it = ctx.options().find(name);
-  return it == ctx.options().end() ? std::string() : it->second;
-}
-
-const Tile* choose_tile(const NodeContext& ctx, std::string& why) {
-  if (const std::string tile = option(ctx, "linalg_tile"); !tile.empty()) {
-    if (tile == "64") return &kTile64;
-    if (tile == "128") return &kTile128;
-    why = "the linalg_tile option is '" + tile + "', not 64 or 128";
-    return nullptr;
-  }
-  // t128 does four times the math per staged byte, but on an H200 (Dawn, Vulkan) it measured no
-  // faster than t64 for f32 linear at 2048x4096x4096 (17.9 against 17.4 TFLOP/s) and slower for
-  // f16 (8.7 against 23.0) and matmul (14.0 against 18.6): t64 until the tuning finds better.
-  return &kTile64;
-}
-
-std::string check_node(const NodeContext& ctx, const char* route) {
-  if (const std::string only = option(ctx, "linalg_route"); !only.empty() && only != route) {
-    return "the linalg_route option asks for " + only;
-  }
+std::string check_node(const NodeContext& ctx) {
   const DType dtype = ctx.input(0).dtype;
   if (dtype != DType::f32 && dtype != DType::f16) return "no variants for " + dtype_label(dtype);
   if (ctx.input(1).storage == runtime::Storage::Q4) return "q4gsw weights take the quantized routes";
@@ -163,11 +142,9 @@ std::string variant_name(const NodeContext& ctx, bool linear, const Tile* tile) 
 }
 
 std::string guard_gemv(const NodeContext& ctx, bool linear) {
-  if (auto why = check_node(ctx, "gemv"); !why.empty()) return why;
-  // More rows are correct (row blocks of 4, each reading B again) but slower than the GEMM:
-  // taken only when the linalg_route option asks for it.
+  if (auto why = check_node(ctx); !why.empty()) return why;
   const uint64_t rows = max_product(ctx, linear).m;
-  if (rows > kGemvRows && option(ctx, "linalg_route") != "gemv") {
+  if (rows > kGemvRows) {
     return "M is up to " + std::to_string(rows) + "; gemv takes M <= 4";
   }
   const std::string name = variant_name(ctx, linear, nullptr);
@@ -176,18 +153,14 @@ std::string guard_gemv(const NodeContext& ctx, bool linear) {
 }
 
 std::string guard_tiled(const NodeContext& ctx, bool linear) {
-  if (auto why = check_node(ctx, "tiled"); !why.empty()) return why;
-  std::string why;
-  const Tile* tile = choose_tile(ctx, why);
-  if (!tile) return why;
-  const std::string name = variant_name(ctx, linear, tile);
+  if (auto why = check_node(ctx); !why.empty()) return why;
+  const std::string name = variant_name(ctx, linear, &kTile);
   if (!shaders::find_linalg(name)) return "no variant " + name;
-  return check_limits(ctx, tile->storage);
+  return check_limits(ctx, kTile.storage);
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool linear, bool gemv) {
-  std::string unused;
-  const Tile* tile = gemv ? nullptr : choose_tile(ctx, unused);
+  const Tile* tile = gemv ? nullptr : &kTile;
   const Plan plan = plan_of(ctx, linear);
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *shaders::find_linalg(variant_name(ctx, linear, tile)),

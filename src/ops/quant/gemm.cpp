@@ -1,23 +1,20 @@
 // The q4_gemm route of linear, linear_qkv and linear_swiglu: a q4gsw weight and M > 4 at max
-// shapes (prefill). q4_gemm.wgsl computes the product in tiles of BM x 128 (BM = 64: at M = 512
-// every Llama-3.2-1B product ran 2-8% faster than with BM = 128 on the H200, PERFORMANCE.md)
-// over 32-deep K slices; when the tiles are fewer than 256, each tile's
-// slices are split among up to ceil(256 / tiles) workgroups (split-K), which write f32 partials
-// to scratch, and q4_gemm_reduce.wgsl adds them up and finishes the output (bias, f16 packing,
-// linear_qkv's column split, linear_swiglu's pairs). With one split the GEMM writes the output
-// itself, unless it is f16 of an odd width (its words straddle rows): then the reduce pass
-// packs it. Tile rows and splits are chosen from the current M at every resize; whenever M is
-// at most 4 the node runs q4_gemv's executable part instead (products.cpp).
+// shapes (prefill). q4_gemm.wgsl computes the product in tiles of 64 x 128 (at M = 512 every
+// Llama-3.2-1B product ran 2-8% faster than with tiles of 128 rows on the H200, which are gone:
+// PERFORMANCE.md, 2026-11-30) over 32-deep K slices; when the tiles are fewer than 256, each
+// tile's slices are split among up to ceil(256 / tiles) workgroups (split-K; aiming for 512 or
+// 1,024 measured slower), which write f32 partials to scratch, and q4_gemm_reduce.wgsl adds them
+// up and finishes the output (bias, f16 packing, linear_qkv's column split, linear_swiglu's
+// pairs). With one split the GEMM writes the output itself, unless it is f16 of an odd width
+// (its words straddle rows): then the reduce pass packs it. Splits are chosen from the current M
+// at every resize; whenever M is at most 4 the node runs q4_gemv's executable part instead
+// (products.cpp). The kernel is built per product, its sizes and flags as pipeline constants.
 // With x in int8 (quant_gemm_x8, on by default), q8_chunks.wgsl first rounds x to int8 in
 // chunks of 32 (one step each) into scratch (the add_rms_norm_ products' norm dispatch writes
 // its normalized x that way itself), and the int8 variant of q4_gemm (64-row tiles) sums
 // four products per dot4I8Packed against the nibbles made int8; x's rounding, at most half a step
 // per value, is an order of magnitude below the 4-bit weights' own (PERFORMANCE.md has the speed).
-// Options (tuning and tests): quant_gemm = off declines the route; quant_gemm_split = S asks for
-// S splits (at most one per slice); quant_gemm_wgs = G sets the workgroups that the splits aim
-// for (default 256); quant_gemm_rows = 64 or 128 fixes BM (f32 x only);
-// quant_gemm_x8 = on | off; quant_gemm_specialize = off: one kernel for every product (by default a
-// kernel per product, its sizes as pipeline constants).
+// The runtime option quant_gemm_x8 = off keeps x in f32.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -27,6 +24,7 @@
 #include "ops/common.h"
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
+#include "runtime/options.h"
 
 namespace wgx::ops::quant {
 
@@ -36,10 +34,13 @@ using runtime::DispatchExec;
 using runtime::NodeContext;
 
 constexpr uint64_t kGemvRows = 4;
-constexpr uint64_t kTileCols = 128;                 // BN in q4_gemm.wgsl
-constexpr uint64_t kSlice = 32;                     // BK
-constexpr uint64_t kTargetWorkgroups = 256;         // what split-K aims for
-constexpr uint64_t kStorage = 2 * kSlice * 128 * 4;  // As and Bs at BM = 128
+constexpr uint64_t kTileRows = 64;           // BM in q4_gemm.wgsl
+constexpr uint64_t kTileCols = 128;          // BN
+constexpr uint64_t kSlice = 32;              // BK
+constexpr uint64_t kTargetWorkgroups = 256;  // what split-K aims for
+// The workgroup memory the route asks of a device: 32 KiB, what its tiles of 128 rows took (the
+// kernels now take 24, 28 with int8 x); kept, so that the same devices take the route.
+constexpr uint64_t kStorage = 2 * kSlice * 128 * 4;
 constexpr uint32_t kBuffers = 7;
 constexpr uint64_t kWorkgroup = 256;
 constexpr size_t kGemmParams = 16, kReduceParams = 12;
@@ -85,36 +86,11 @@ Facts facts_of(const NodeContext& ctx, const std::string& op) {
   return f;
 }
 
-struct Options {
-  bool off = false;
-  bool x8 = true;      // x in int8
-  uint64_t split = 0;  // 0: by shape
-  uint64_t rows = 0;   // 0: by shape
-  uint64_t target = kTargetWorkgroups;  // workgroups split-K aims for
-  bool specialize = true;  // off with quant_gemm_specialize = off: one kernel for every product
-};
-
-// The options, or why one is malformed.
-std::string options_of(const NodeContext& ctx, Options& o) {
-  if (auto why = on_off_options(ctx, {"quant_gemm", "quant_gemm_x8", "quant_gemm_specialize"}); !why.empty()) return why;
-  o.off = option(ctx, "quant_gemm") == "off";
-  o.x8 = option(ctx, "quant_gemm_x8") != "off";
-  o.specialize = option(ctx, "quant_gemm_specialize") != "off";
-  if (auto why = count_option(ctx, "quant_gemm_split", 6, o.split); !why.empty()) return why;
-  if (auto why = count_option(ctx, "quant_gemm_wgs", 6, o.target); !why.empty()) return why;
-
-  const std::string rows = option(ctx, "quant_gemm_rows");
-  if (!rows.empty()) {
-    if (rows != "64" && rows != "128") return "the quant_gemm_rows option is '" + rows + "', not 64 or 128";
-    o.rows = std::stoul(rows);
-    if (o.x8 && o.rows != 64) return "the quant_gemm_rows option is " + rows + " with x in int8, which takes 64";
-  }
-  return "";
-}
+// Whether x is rounded to int8 (the quant_gemm_x8 option).
+bool x8_of(const NodeContext& ctx) { return runtime::option_on(ctx.options(), "quant_gemm_x8"); }
 
 // How q4_gemm runs at M rows (M > 4).
 struct Plan {
-  uint64_t rows = 0;  // BM
   uint64_t tiles_m = 0, tiles_n = 0;
   uint64_t chunk = 0;   // slices per split
   uint64_t splits = 0;  // ceil(slices / chunk)
@@ -123,14 +99,13 @@ struct Plan {
   uint64_t workgroups() const { return tiles_m * tiles_n * splits; }
 };
 
-Plan plan_of(const Facts& f, const Options& o, uint64_t m) {
+Plan plan_of(const Facts& f, uint64_t m) {
   Plan p;
-  p.rows = o.rows ? o.rows : 64;
-  p.tiles_m = ceil_div(m, p.rows);
+  p.tiles_m = ceil_div(m, kTileRows);
   p.tiles_n = ceil_div(f.n, kTileCols);
   const uint64_t slices = f.k / kSlice;
   const uint64_t tiles = p.tiles_m * p.tiles_n;
-  const uint64_t want = o.split ? o.split : tiles >= o.target ? 1 : ceil_div(o.target, tiles);
+  const uint64_t want = tiles >= kTargetWorkgroups ? 1 : ceil_div(kTargetWorkgroups, tiles);
   p.chunk = ceil_div(slices, std::clamp<uint64_t>(want, 1, slices));
   p.splits = ceil_div(slices, p.chunk);
   p.partial = p.splits > 1 || f.scratch;
@@ -139,10 +114,7 @@ Plan plan_of(const Facts& f, const Options& o, uint64_t m) {
 
 std::string guard(const NodeContext& ctx) {
   if (ctx.input(operands_of(ctx).weight).storage != runtime::Storage::Q4) return "the weight is not q4gsw";
-  if (auto why = q4_gemv_fallback_check(ctx); !why.empty()) return why;  // with the options
-  Options o;
-  options_of(ctx, o);
-  if (o.off) return "the quant_gemm option is off";
+  if (auto why = q4_gemv_fallback_check(ctx); !why.empty()) return why;
   const uint64_t m = max_rows(ctx);
   if (m <= kGemvRows) return "M is at most " + std::to_string(m) + "; q4_gemm takes M > 4";
   return check_limits(ctx, kBuffers, kStorage);
@@ -152,11 +124,11 @@ std::string guard(const NodeContext& ctx) {
 // pass where the plan writes partials; q4_gemv's executable part at M <= 4.
 class GemmExec : public Steps {
  public:
-  GemmExec(const Facts& f, const Options& o) : facts(f), opts(o) {}
+  explicit GemmExec(const Facts& f) : facts(f) {}
 
   void resize(const NodeContext& ctx) override {
     m_ = rows_now(ctx);
-    if (m_ > kGemvRows) plan_ = plan_of(facts, opts, m_);
+    if (m_ > kGemvRows) plan_ = plan_of(facts, m_);
     gemv->resize(ctx);
     if (norm) norm->resize(ctx);
     if (quantize) quantize->resize(ctx);
@@ -170,16 +142,15 @@ class GemmExec : public Steps {
     }
     if (norm) norm->record(rec);
     if (quantize) quantize->record(rec);
-    gemm.at({plan_.rows, plan_.partial})->record(rec);
+    gemm.at(plan_.partial)->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
 
   const Facts facts;
-  const Options opts;
   std::unique_ptr<runtime::NodeExec> gemv;
   std::unique_ptr<runtime::NodeExec> norm;  // add_rms_norm_ products: x normalized into scratch
   std::unique_ptr<DispatchExec> quantize;    // int8 x: x rounded into scratch
-  std::map<std::pair<uint64_t, bool>, std::unique_ptr<DispatchExec>> gemm;  // by tile rows and partial
+  std::map<bool, std::unique_ptr<DispatchExec>> gemm;  // by whether it writes partials
   std::unique_ptr<DispatchExec> reduce;
 
  private:
@@ -189,15 +160,14 @@ class GemmExec : public Steps {
 
 auto u32(uint64_t v) { return static_cast<uint32_t>(v); }
 
-// q4_gemm's params that do not change with M: its pipeline constants unless quant_gemm_specialize
-// = off.
+// q4_gemm's params that do not change with M: its pipeline constants.
 const FixedParams kQ4GemmFixed{"g_", {"n", "k", "flags", "out_n", "group_shift", "groups", "tiles_n"}};
 
-// The GEMM dispatch for tile rows `rows` writing partials or the output: it runs only where the
-// current M's plan says so (else no workgroups).
-// With int8 x, X is q8_chunks' output: the words, then the steps from word xd_base.
-std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts& f, const Options& o, uint64_t rows,
-                                            bool partial, uint64_t xd_base,
+// The GEMM dispatch writing partials or the output: it runs only where the current M's plan says
+// so (else no workgroups). With int8 x (`x8`), X is q8_chunks' output: the words, then the steps
+// from word xd_base.
+std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts& f, bool x8, bool partial,
+                                            uint64_t xd_base,
                                             const std::vector<gpu::BufferBinding>& buffers) {
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
@@ -207,19 +177,17 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
   // prefill went from 14,826-15,049 to 16,365-16,806 tok/s at pp128 on Llama-3.2-1B and from
   // 17,671 to 19,328 at pp512 (Qwen3-0.6B +5-7%; PERFORMANCE.md, 2026-11-30).
   std::vector<std::pair<std::string, double>> constants;
-  if (o.specialize) {
-    kQ4GemmFixed.constants(constants, {u32(f.n), u32(f.k), flags, u32(f.out_n), f.q4p.group_shift, f.q4p.groups,
-                                       u32(ceil_div(f.n, kTileCols))});
-  }
-  const gpu::Kernel& kernel = product_kernel(ctx, (o.x8 ? "q4_gemm.i8.m" : "q4_gemm.m") + std::to_string(rows), b,
-                                             "g_out_n()", std::move(constants), &kQ4GemmFixed);
-  auto update = [f, o, rows, partial, flags, xd_base](const NodeContext& c) {
+  kQ4GemmFixed.constants(constants, {u32(f.n), u32(f.k), flags, u32(f.out_n), f.q4p.group_shift, f.q4p.groups,
+                                     u32(ceil_div(f.n, kTileCols))});
+  const gpu::Kernel& kernel = product_kernel(ctx, x8 ? "q4_gemm.i8.m64" : "q4_gemm.m64", b, "g_out_n()",
+                                             std::move(constants), &kQ4GemmFixed);
+  auto update = [f, partial, flags, xd_base](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kGemmParams, 0);
     const uint64_t m = rows_now(c);
     if (m <= kGemvRows) return l;
-    const Plan p = plan_of(f, o, m);
-    if (p.rows != rows || p.partial != partial) return l;
+    const Plan p = plan_of(f, m);
+    if (p.partial != partial) return l;
     l.params = {u32(m),         u32(f.n),          u32(f.k),       flags,     u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
                 u32(f.out_n),   u32(p.tiles_n),    u32(p.tiles_m), u32(p.chunk), u32(p.splits),  f.q4p.scale_base,
                 f.q4p.group_shift, f.q4p.groups,   u32(xd_base),   0};
@@ -229,19 +197,19 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
   return std::make_unique<DispatchExec>(ctx, kernel, buffers, kGemmParams, update);
 }
 
-std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Facts& f, const Options& o,
+std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Facts& f,
                                               const std::vector<gpu::BufferBinding>& buffers) {
   const gpu::Kernel& kernel =
       family_kernel(ctx, std::string("q4_gemm_reduce.") + (f.f16 ? "f16" : "f32"),
                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
                      gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage});
   const uint32_t flags = (f.bias ? kBias : 0) | (f.f16 ? kXF16 : 0) | (f.swiglu ? kSwiglu : 0);
-  auto update = [f, o, flags](const NodeContext& c) {
+  auto update = [f, flags](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kReduceParams, 0);
     const uint64_t m = rows_now(c);
     if (m <= kGemvRows) return l;
-    const Plan p = plan_of(f, o, m);
+    const Plan p = plan_of(f, m);
     const uint64_t per_word = f.f16 ? 2 : 1;
     std::array<uint64_t, 3> words{};
     for (size_t i = 0; i < 3; ++i) words[i] = ceil_div(m * f.widths[i], per_word);
@@ -273,9 +241,8 @@ std::unique_ptr<DispatchExec> quantize_dispatch(const NodeContext& ctx, const Fa
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op) {
   const Facts f = facts_of(ctx, op);
-  Options o;
-  options_of(ctx, o);  // the guard checked them
-  auto exec = std::make_unique<GemmExec>(f, o);
+  const bool x8 = x8_of(ctx);
+  auto exec = std::make_unique<GemmExec>(f);
   const Operands ops = operands_of(ctx);
   const gpu::BufferBinding bias = f.bias ? ctx.input(ops.bias_input).binding() : exec->own(ctx, 4, "no bias");
   std::array<gpu::BufferBinding, 3> outs;
@@ -283,13 +250,13 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     outs[i] = i < ops.outputs ? ctx.output(i).binding() : exec->own(ctx, 4, "no output");
   }
   // The plans of every M the GEMM may run at, and the largest partials they write: splits x M x N
-  // floats, under (G + tiles) x BM x 128 for G workgroups aimed at (16 to 18 MiB at
-  // Llama-3.2-1B's shapes with the default 256).
-  std::set<std::pair<uint64_t, bool>> used;
+  // floats, under (256 + tiles) x 64 x 128 for the 256 workgroups aimed at (16 to 18 MiB at
+  // Llama-3.2-1B's shapes).
+  std::set<bool> used;
   uint64_t partial_bytes = 0;
   for (uint64_t m = kGemvRows + 1; m <= max_rows(ctx); ++m) {
-    const Plan p = plan_of(f, o, m);
-    used.insert({p.rows, p.partial});
+    const Plan p = plan_of(f, m);
+    used.insert(p.partial);
     if (p.partial) partial_bytes = std::max(partial_bytes, 4 * p.splits * m * f.n);
   }
   // The partials take the node's first scratch slot, as in every other GEMM node (slots are
@@ -299,19 +266,19 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   if (partial_bytes > 0) {
     partials = exec->scratch(ctx, partial_bytes);
     spare = {exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")};
-    exec->reduce = reduce_dispatch(ctx, f, o, {partials, bias, outs[0], outs[1], outs[2]});
+    exec->reduce = reduce_dispatch(ctx, f, {partials, bias, outs[0], outs[1], outs[2]});
   }
   gpu::BufferBinding x = ctx.input(0).binding();
   exec->gemv = q4_gemv_exec(ctx, &x);
   const gpu::BufferBinding sum = ops.norm ? ctx.output(ops.outputs).binding() : gpu::BufferBinding{};
-  if (ops.norm && !o.x8) exec->norm = transformer::add_rms_norm_dispatch(ctx, x, sum);
+  if (ops.norm && !x8) exec->norm = transformer::add_rms_norm_dispatch(ctx, x, sum);
   const gpu::BufferBinding w = ctx.input(ops.weight).binding();
   // The nibbles as vec2s (K / 2 bytes per row: whole vec2s), the whole tensor for the scales.
   const gpu::BufferBinding nibbles{w.buffer, w.offset, f.q4p.packed_bytes};
   // int8 x: M x K bytes of words, then (at a binding offset's alignment) M x K / 32 steps, written
   // by q8_chunks or, for the add_rms_norm_ products, by the norm's dispatch itself (its q8 form).
   uint64_t xd_base = 0;
-  if (o.x8) {
+  if (x8) {
     const uint64_t bytes = max_rows(ctx) * f.k, steps = bytes / 8;
     const uint64_t align = ctx.gpu().limits().min_storage_buffer_offset_alignment;
     const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
@@ -325,22 +292,16 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     }
     x = {q8.buffer, q8.offset, end};
   }
-  for (const auto& key : used) {
-    const auto [rows, partial] = key;
+  for (const bool partial : used) {
     const std::vector<gpu::BufferBinding> buffers =
         partial ? std::vector<gpu::BufferBinding>{x, nibbles, w, bias, partials, spare[0], spare[1]}
                 : std::vector<gpu::BufferBinding>{x, nibbles, w, bias, outs[0], outs[1], outs[2]};
-    exec->gemm[key] = gemm_dispatch(ctx, f, o, rows, partial, xd_base, buffers);
+    exec->gemm[partial] = gemm_dispatch(ctx, f, x8, partial, xd_base, buffers);
   }
   return exec;
 }
 
 }  // namespace
-
-std::string q4_gemm_option_check(const NodeContext& ctx) {
-  Options o;
-  return options_of(ctx, o);
-}
 
 runtime::Route q4_gemm_route() {
   return {"q4_gemm", guard, [](const NodeContext& c) { return build(c, operands_of(c).product); }};

@@ -1,7 +1,7 @@
 // q4_gemv's one-row variant whose x is flash decoding's partial results, merged in its prologue
 // (Stage::Comb in products.cpp, stage_comb_i8 in q4_gemv.variants.toml): rope_sdpa_linear's
 // output projection at a one-token step, where the attention ran split over chunks of the cache,
-// without the attention's own combine pass.
+// without the attention's own merge of them.
 #pragma once
 
 #include <cstdint>
@@ -12,14 +12,14 @@
 
 namespace wgx::ops::quant {
 
-// Pass 1's partial results (sdpa_flash.wgsl's Part) for query heads of head_dim values each.
+// Flash decoding's partial results (sdpa_flash.wgsl's Part) for query heads of head_dim values each.
 struct SplitPartials {
   gpu::BufferBinding stats;  // (m, l) per (query head, chunk slot)
   gpu::BufferBinding acc;    // head_dim accumulators per (query head, chunk slot)
   gpu::BufferBinding attn;   // where the merged x goes (the attention output: f32, K values)
   uint32_t slots = 0;        // chunk slots per query head
   uint32_t head_dim = 0;
-  // The chunks of the current step, set before the product resizes (pass 1's resize sets it).
+  // The chunks of the current step, set before the product resizes (flash decoding's resize sets it).
   std::shared_ptr<const uint32_t> chunks;
 };
 

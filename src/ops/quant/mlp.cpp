@@ -7,20 +7,22 @@
 //                         workgroups (kPersistWorkgroups; 1 on a CPU adapter), which need not
 //                         run at once (a wait makes the gate/up tiles of workgroups that have
 //                         not started). The quant_mlp_persist option: on, off; by default on
-//                         where it measured faster (see persist_guard). quant_mlp_persist_stage
-//                         off reads act where it lies instead of staging it (q4_gemv.wgsl's
-//                         stage_act).
+//                         where it measured faster (see persist_guard). act is staged in
+//                         workgroup memory after the handoff where it fits (q4_gemv.wgsl's
+//                         stage_act), else read where it lies.
 //   q4_gemv_q8            one row of f32 x, q4gsw weights, no biases: the gate/up q4_gemv
 //                         (with the norm prologue for the add_rms_norm_ form) writes act and
 //                         act rounded to int8 in runs of 16 (q4_gemv.wgsl's q8_run), which the
 //                         down q4_gemv reads as its x (the q8 variant): a twelfth of f32 act's
-//                         bytes per workgroup. Declined with the quant_mlp_q8 option off.
+//                         bytes per workgroup. Declined with the quant_gemv_x8 option off
+//                         (every one-row product's x in f32, act too).
 //   linear_swiglu+linear  any shape: the first of the gate/up op's routes that takes the node
 //                         seen as that op, then the first of linear's that takes act and the
 //                         down weight.
 #include <optional>
 
 #include "ops/quant/quant_routes.h"
+#include "runtime/options.h"
 
 namespace wgx::ops::quant {
 
@@ -52,18 +54,7 @@ OperandMap down_operands(const NodeContext& ctx) {
   return m;
 }
 
-// A malformed MLP option: every route declines with it (a build error).
-std::string option_errors(const NodeContext& ctx) {
-  const std::string why =
-      on_off_options(ctx, {"quant_mlp_q8", "quant_mlp_persist", "quant_mlp_persist_fault", "quant_mlp_persist_help",
-                           "quant_mlp_persist_stage"});
-  if (!why.empty()) return why;
-  uint64_t wgs = 0;
-  return count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);
-}
-
 std::string pair_guard(const NodeContext& ctx) {
-  if (auto why = option_errors(ctx); !why.empty()) return why;
   const OperandMap gate_up = gate_up_operands(ctx), down = down_operands(ctx);
   return q8_pair_guard(NodeContext(ctx, gate_up), NodeContext(ctx, down));
 }
@@ -82,23 +73,21 @@ std::unique_ptr<runtime::NodeExec> pair_build(const NodeContext& ctx) {
 // more there). The quant_mlp_persist_wgs option sets another.
 constexpr uint64_t kPersistWorkgroups = 256;
 uint64_t persist_workgroups(const NodeContext& ctx) {
-  uint64_t wgs = 0;
-  count_option(ctx, "quant_mlp_persist_wgs", 5, wgs);  // the guard checks it
-  return wgs ? wgs : ctx.gpu().adapter().is_cpu ? 1 : kPersistWorkgroups;
+  const std::optional<uint32_t> wgs = runtime::option_count(ctx.options(), "quant_mlp_persist_wgs");
+  return wgs ? *wgs : ctx.gpu().adapter().is_cpu ? 1 : kPersistWorkgroups;
 }
 
-// quant_mlp_persist unset takes the route where it measured faster: on GPU adapters, for MLPs
+// quant_mlp_persist = auto takes the route where it measured faster: on GPU adapters, for MLPs
 // whose gate/up product has at most one tile per workgroup. On the H200 (decode tok/s at 128
 // rows, PERFORMANCE.md, 2026-12-01) Qwen3-0.6B's (192 tiles) went +2% at 256 workgroups, +4%
-// more with act staged (quant_mlp_persist_stage); Llama-3.2-1B's (512 tiles) lost 7% at 256 and
+// more with act staged in workgroup memory; Llama-3.2-1B's (512 tiles) lost 7% at 256 and
 // 6.5% at 512, where each has one, and with act staged came within 0.5% at 256 (at 512 the
 // workgroups no longer run at once there).
 std::string persist_guard(const NodeContext& ctx) {
-  if (auto why = option_errors(ctx); !why.empty()) return why;
-  const std::string on = option(ctx, "quant_mlp_persist");
+  const std::string_view on = runtime::option_choice(ctx.options(), "quant_mlp_persist");
   if (on == "off") return "quant_mlp_persist is off";
   return q8_persist_guard(NodeContext(ctx, gate_up_operands(ctx)), NodeContext(ctx, down_operands(ctx)),
-                          persist_workgroups(ctx), on.empty());
+                          persist_workgroups(ctx), on == "auto");
 }
 
 std::unique_ptr<runtime::NodeExec> persist_build(const NodeContext& ctx) {
@@ -110,7 +99,6 @@ std::unique_ptr<runtime::NodeExec> persist_build(const NodeContext& ctx) {
 
 std::string composite_guard(const NodeContext& ctx, const std::vector<runtime::Route>& gate_up,
                             const std::vector<runtime::Route>& linear) {
-  if (auto why = option_errors(ctx); !why.empty()) return why;  // a build error
   const OperandMap g = gate_up_operands(ctx), d = down_operands(ctx);
   std::string why;
   if (!first_route(NodeContext(ctx, g), gate_up, why)) return "no " + g.op + " route takes gate/up (" + why + ")";

@@ -7,11 +7,10 @@
 // scratch and swiglu_pairs.wgsl finishes it (as does q4_gemv for an f16 output of odd width).
 // Routes, in order:
 //   q4_gemv   q4gsw, M <= 4 at max shapes: one read of the weights for all rows (decode)
-//   q4_gemm   q4gsw, M > 4: the prefill GEMM with split-K (gemm.cpp); the two below serve when
-//             it declines (the quant_gemm option off, or too little workgroup memory)
-//   q4_bk64   q4gsw, M > 4, K % 64 == 0 (so no slice straddles K; groups of 32..128 tile it):
-//             tiled, 64-deep K slices (prefill)
-//   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32)
+//   q4_gemm   q4gsw, M > 4: the prefill GEMM with split-K (gemm.cpp), where the device has 32 KiB
+//             of workgroup memory
+//   q4_bk32   q4gsw, any shape: tiled, 32-deep slices (every q4gsw K is a multiple of 32), 16 KiB
+//             of workgroup memory: prefill on devices that have less than q4_gemm asks
 //   gemv      the above but plain linear with f32/f16 weights, M <= 4
 //   tiled     the same, any shape (64-deep slices, K tail read as zero)
 // The route is chosen from M's maximum, but a tiled route also builds the matching gemv kernel
@@ -21,23 +20,21 @@
 // q8_down: act handed over in int8).
 // add_rms_norm_linear, _linear_qkv and _linear_swiglu take the same routes: at one row of f32
 // x, q4_gemv normalizes x + residual in its prologue (x staged in workgroup memory: one
-// dispatch); otherwise add_rms_norm's kernel normalizes into scratch first (two). A staged
-// kernel has 256 invocations (they share the staging), wg's or sgwg's lane groups unless
-// quant_gemv_reduce = sg, and launches at most kStageWorkgroups per row of x, each taking every
-// G-th column tile, so that a wide product does not stage x thousands of times (in every
-// workgroup of 64, gate/up was slower fused than unfused on the H200). Options (tuning and
-// tests): quant_gemv_norm = off turns the prologue off; quant_gemv_stage = on stages x for every
-// one-row product (measured slower: the reads of x are not what bounds the plain gemv);
-// quant_gemv_stage_wgs = G; quant_gemv_one_tile = on | off: a staged product with as many column
-// tiles as workgroups however few lanes per column that takes, or never fewer lanes (default:
-// where halving them once does it); quant_gemv_x8 = on | off stages x in int8 (one scale per 32
-// values) for every or no one-row product of f32 x, by default for those with K <= 4096 (x8()),
-// and sums four products per dot4I8Packed: less arithmetic per weight, and
-// x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp its bound).
-// quant_gemv_stop = read | stage | products (diagnostics, wrong results): q4_gemv ends after
-// reading x + residual (the norm prologue's; the others end after staging), after staging x, or
-// after its products, so a profile tells its phases' costs apart. quant_gemv_specialize = off:
-// one q4_gemv kernel for every product shape (by default, one per shape: kQ4GemvFixed).
+// dispatch: without it, on the H200, Llama-3.2-1B decoded at 562-564 tok/s against 610-622);
+// otherwise add_rms_norm's kernel normalizes into scratch first (two). A staged kernel has 256
+// invocations (they share the staging), wg's or sgwg's lane groups, and launches at most
+// kStageWorkgroups per row of x, each taking every G-th column tile, so that a wide product does
+// not stage x thousands of times (in every workgroup of 64, gate/up was slower fused than
+// unfused on the H200). x is staged in int8 (one scale per 32 values) for the one-row products of
+// f32 x with K <= 4096 (x8()), which then sum four products per dot4I8Packed: less arithmetic
+// per weight, and x rounded to 8 bits (PERFORMANCE.md has what it gains; tests/test_options.cpp
+// its bound); other plain products read x where they lie (staging f32 x for them measured
+// slower: 545 against 610 tok/s; the reads of x are not what bounds the plain gemv). Runtime
+// options: quant_gemv_x8 = on | off stages x in int8 for every or no one-row product;
+// quant_gemv_stage_wgs = G sets the workgroups per row (tests); quant_gemv_stop = read | stage |
+// products (diagnostics, wrong results): q4_gemv ends after reading x + residual (the norm
+// prologue's; the others end after staging), after staging x, or after its products, so a
+// profile tells its phases' costs apart. q4_gemv is built per product shape (kQ4GemvFixed).
 // Every route also needs 256 invocations per workgroup, its workgroup memory and its storage
 // buffers per stage (check_limits), a constant weight shape, and tensors under 2^32 elements. f16 output with an odd width (N, or a
 // split) goes through an f32 scratch and a pack pass (split_f16.wgsl): its words straddle rows.
@@ -50,6 +47,7 @@
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
 #include "runtime/handoff_pool.h"
+#include "runtime/options.h"
 #include "shaders/quant_shaders.h"
 
 namespace wgx::ops::quant {
@@ -63,7 +61,6 @@ using runtime::NodeContext;
 constexpr uint64_t kGemvRows = 4;    // R in *_gemv.wgsl
 constexpr uint64_t kTile = 64;       // BM = BN in tiled.wgsl
 constexpr uint64_t kWorkgroup = 256;
-constexpr uint64_t kSubgroupWorkgroup = 64;  // q4_gemv's sg variant
 constexpr size_t kParamWords = 12;
 constexpr size_t kQ4GemvParamWords = 20;
 // Workgroups per row of x for q4_gemv's staged variants (each stages x once, then takes every
@@ -180,72 +177,37 @@ uint64_t rows_now(const NodeContext& ctx) {
   return x.back() == 0 ? 0 : numel(x) / static_cast<uint64_t>(x.back());
 }
 
-// q4_gemv's reduction: "sg" (one subgroup per column group, subgroupAdd) needs subgroups of one
-// fixed size that divides the workgroup (the host lays out the columns by it); "wg" (workgroup
-// memory) runs anywhere; sg loses on the H200 (a subgroup walking a long row is slower). "sgwg"
-// keeps wg's lanes and sums each subgroup's with subgroupAdd, then a column group's subgroups
-// through workgroup memory after one barrier (none where the group is one subgroup): wg's
-// log2(lanes) barriers become one or none. It is the default where subgroups have one fixed size
-// (a product whose column groups are narrower than a subgroup takes wg), else wg. On the H200,
-// with linear_swiglu_linear's int8 act: Llama-3.2-1B 1,439 / 1,444 -> 1,449 / 1,451 tok/s,
-// Qwen3-0.6B 986 / 989 -> 1,002 / 1,003 (PERFORMANCE.md, 2026-11-30 (night 2); before it, the
-// unstaged f32 down_proj at 256 lanes had lost with it). The quant_gemv_reduce option forces
-// one ("sg" or "sgwg" on a device without fixed-size subgroups is a build error that says so).
+// q4_gemv's reduction: "wg" (workgroup memory, log2(lanes) barriers) runs anywhere; "sgwg" keeps
+// wg's lanes and sums each subgroup's with subgroupAdd, then a column group's subgroups through
+// workgroup memory after one barrier (none where the group is one subgroup). sgwg is taken where
+// subgroups have one fixed size dividing 64 (a product whose column groups are narrower than a
+// subgroup takes wg), else wg. On the H200, with linear_swiglu_linear's int8 act: Llama-3.2-1B
+// 1,439 / 1,444 -> 1,449 / 1,451 tok/s, Qwen3-0.6B 986 / 989 -> 1,002 / 1,003 (PERFORMANCE.md,
+// 2026-11-30 (night 2); before it, the unstaged f32 down_proj at 256 lanes had lost with it). A
+// column group of one subgroup of 64 invocations a workgroup (subgroupAdd and no workgroup
+// memory) lost 29% there and is gone.
 bool subgroups_fixed(const NodeContext& ctx) {
   const gpu::AdapterDescription& a = ctx.gpu().adapter();
   return ctx.gpu().features().subgroups && a.subgroup_min_size > 0 && a.subgroup_min_size == a.subgroup_max_size &&
-         kSubgroupWorkgroup % a.subgroup_min_size == 0;
+         64 % a.subgroup_min_size == 0;
 }
 
 // Lanes per column pair (dense_gemv) or per column group (q4_gemv): dense, about 8 elements of
-// each row per lane; q4, the subgroup size with the subgroup reduction, else at most one
-// 32-element chunk per lane (the power of two at or above the chunks per row), up to the whole
-// workgroup: the gemv is bound by the latency of each lane's chain of loads, not by the
-// reduction (on the H200, per decode token: Llama's down_proj, K = 8192, 378 us at 64 lanes and
-// 274 at 256; Qwen3's, K = 3072, 466 at 64 and 383 at 128). Built per product, with a lane's
-// chunk loop of known trip count, a cap at 64 / 128 lanes still lost: Llama-3.2-1B 1,325 ->
-// 1,222 / 1,297 tok/s (PERFORMANCE.md, 2026-11-30 (late)). The quant_gemv_tpc option overrides
-// the workgroup reductions' (tuning).
-uint32_t lanes(const NodeContext& ctx, const Facts& f, bool sg) {
-  if (f.q4 && sg) return ctx.gpu().adapter().subgroup_min_size;
-  if (const std::string o = option(ctx, "quant_gemv_tpc"); !o.empty()) {
-    const auto v = static_cast<uint32_t>(std::stoul(o));
-    return f.q4 ? v : std::min<uint32_t>(v, 128);
-  }
+// each row per lane; q4, at most one 32-element chunk per lane (the power of two at or above the
+// chunks per row), up to the whole workgroup: the gemv is bound by the latency of each lane's
+// chain of loads, not by the reduction (on the H200, per decode token: Llama's down_proj, K =
+// 8192, 378 us at 64 lanes and 274 at 256; Qwen3's, K = 3072, 466 at 64 and 383 at 128). Built
+// per product, with a lane's chunk loop of known trip count, a cap at 64 / 128 lanes still lost:
+// Llama-3.2-1B 1,325 -> 1,222 / 1,297 tok/s (PERFORMANCE.md, 2026-11-30 (late)).
+uint32_t lanes(const Facts& f) {
   if (f.q4) return static_cast<uint32_t>(std::bit_ceil(std::clamp<uint64_t>(f.k / 32, 1, kWorkgroup)));
   return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(f.k / 8, 1, 128)));
 }
 
-// q4_gemv's STOP constant for a quant_gemv_stop value (diagnostics); 0 for an unknown one.
-uint32_t stop_code(const std::string& stop) {
+// q4_gemv's STOP constant for the quant_gemv_stop option (diagnostics); 0 for off.
+uint32_t stop_code(const NodeContext& ctx) {
+  const std::string_view stop = runtime::option_choice(ctx.options(), "quant_gemv_stop");
   return stop == "stage" ? 1 : stop == "products" ? 2 : stop == "read" ? 3 : 0;
-}
-
-std::string check_tpc_option(const NodeContext& ctx) {
-  if (auto why = on_off_options(ctx, {"quant_gemv_stage", "quant_gemv_norm", "quant_gemv_x8", "quant_gemv_one_tile",
-                                       "quant_gemv_specialize"});
-      !why.empty()) {
-    return why;
-  }
-  uint64_t wgs = 0;
-  if (auto why = count_option(ctx, "quant_gemv_stage_wgs", 5, wgs); !why.empty()) return why;
-  if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty() && stop_code(stop) == 0) {
-    return "the quant_gemv_stop option is '" + stop + "', not read, stage or products";
-  }
-  const std::string reduce = option(ctx, "quant_gemv_reduce");
-  if (!reduce.empty() && reduce != "sg" && reduce != "wg" && reduce != "sgwg") {
-    return "the quant_gemv_reduce option is '" + reduce + "', not sg, sgwg or wg";
-  }
-  if ((reduce == "sg" || reduce == "sgwg") && !subgroups_fixed(ctx)) {
-    return "the quant_gemv_reduce option asks for " + reduce +
-           ", but this device has no subgroups of one fixed size dividing 64";
-  }
-  const std::string o = option(ctx, "quant_gemv_tpc");
-  if (o.empty()) return "";
-  for (int v = 1; v <= 256; v *= 2) {
-    if (o == std::to_string(v)) return "";
-  }
-  return "the quant_gemv_tpc option is '" + o + "', not a power of two from 1 to 256";
 }
 
 // The schemas guarantee x, a dense weight and the bias share one float dtype (f32 or f16 as
@@ -257,8 +219,6 @@ std::string check_node(const NodeContext& ctx, bool q4) {
   for (const graph::Dim& d : ctx.input_type(weight).shape) {
     if (!d.is_const()) return "the weight's shape is symbolic";
   }
-  if (auto why = check_tpc_option(ctx); !why.empty()) return why;
-  if (auto why = q4_gemm_option_check(ctx); q4 && !why.empty()) return why;
   return check_rank_and_size(ctx);
 }
 
@@ -267,17 +227,12 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
   const uint64_t m = max_rows(ctx);
   const char* name = q4 ? "q4_gemv" : "gemv";
   if (is_gemv(kernel) && m > kGemvRows) return "M is up to " + std::to_string(m) + "; " + name + " takes M <= 4";
-  if (q4 && kernel == Kernel::Bk64) {
-    if (m <= kGemvRows) return "M is at most " + std::to_string(m) + "; q4_bk64 takes M > 4";
-    const int64_t k = ctx.input_max_shape(1)[1];
-    if (k % 64 != 0) return "K = " + std::to_string(k) + " is not a multiple of 64";
-  }
   return check_limits(ctx, info(kernel).buffers, info(kernel).storage);
 }
 
 // Whether q4_gemv's one-row variant stages x in int8 (four products per dot4I8Packed instead of
 // decoding each nibble to f32): the quant_gemv_x8 option (on: every one-row product of f32 x;
-// off: none), by default the products over rows of at most kInt8MaxK. On the H200 (the decode
+// off: none), by default (auto) the products over rows of at most kInt8MaxK. On the H200 (the decode
 // step behind queued steps, PERFORMANCE.md 2026-11-30), with x staged a quarter chunk per
 // invocation: Llama-3.2-1B 1,018-1,022 us with int8 for the wide products only (N >= 8192:
 // gate/up, lm_head), 988-996 with it up to kInt8MaxK, 1,071-1,074 with it everywhere (down_proj,
@@ -285,8 +240,8 @@ std::string guard(const NodeContext& ctx, bool q4, Kernel kernel) {
 // 1,470 -> 1,404 us.
 constexpr uint64_t kInt8MaxK = 4096;
 bool x8(const NodeContext& ctx, const Facts& f) {
-  const std::string o = option(ctx, "quant_gemv_x8");
-  return o.empty() ? f.k <= kInt8MaxK : o == "on";
+  const std::string_view o = runtime::option_choice(ctx.options(), "quant_gemv_x8");
+  return o == "auto" ? f.k <= kInt8MaxK : o == "on";
 }
 
 // Workgroup bytes of q4_gemv's staged variants (256 invocations share the staging): x (K floats,
@@ -298,41 +253,30 @@ uint64_t stage_storage(const Facts& f, Stage stage, bool int8) {
          (stage == Stage::Comb ? 4 * (2 * kCombWeights + kCombHeads) : 0);
 }
 
+// The quant_gemv_stage_wgs option, or by default kStageWorkgroups(X8).
 uint64_t stage_workgroups(const NodeContext& ctx, const Facts& f) {
-  uint64_t wgs = 0;
-  count_option(ctx, "quant_gemv_stage_wgs", 5, wgs);  // the guard checked it
-  return wgs ? wgs : x8(ctx, f) ? kStageWorkgroupsX8 : kStageWorkgroups;
+  const std::optional<uint32_t> wgs = runtime::option_count(ctx.options(), "quant_gemv_stage_wgs");
+  return wgs ? *wgs : x8(ctx, f) ? kStageWorkgroupsX8 : kStageWorkgroups;
 }
 
 // The stage of q4_gemv's one-row variant for this node: the prologue for an add_rms_norm_
-// product (f32 x, where the workgroup memory and storage buffers allow and quant_gemv_norm is not
-// off), x staged for the others with quant_gemv_stage or quant_gemv_x8 on, else none.
+// product (f32 x, where the workgroup memory and storage buffers allow), x staged in int8 for the
+// others where x8(), else none.
 Stage one_row_stage(const NodeContext& ctx, const Facts& f) {
   if (!f.q4 || f.f16 || f.q8_in) return Stage::None;
-  const bool stage = option(ctx, "quant_gemv_stage") == "on" || x8(ctx, f);
-  const Stage want = f.ops.norm ? (option(ctx, "quant_gemv_norm") == "off" ? Stage::None : Stage::Norm)
-                                : (stage ? Stage::Staged : Stage::None);
+  const Stage want = f.ops.norm ? Stage::Norm : x8(ctx, f) ? Stage::Staged : Stage::None;
   if (want == Stage::None) return want;
   const uint32_t buffers = info(Kernel::Q4Gemv).buffers + (want == Stage::Norm ? kNormBuffers : 0);
   const uint64_t storage = stage_storage(f, want, x8(ctx, f)) + (f.q8_out ? kQ8OutStorage : 0);
   return check_limits(ctx, buffers, storage).empty() ? want : Stage::None;
 }
 
-// q4_gemv's reduction as the quant_gemv_reduce option asks for it, or by default sgwg where
-// subgroups have one fixed size, else wg ("sgwg": a product whose column groups are narrower
-// than a subgroup takes wg).
-std::string q4_gemv_reduce(const NodeContext& ctx) {
-  const std::string r = option(ctx, "quant_gemv_reduce");
-  return !r.empty() ? r : subgroups_fixed(ctx) ? "sgwg" : "wg";
-}
-bool q4_gemv_sg(const NodeContext& ctx) { return q4_gemv_reduce(ctx) == "sg"; }
-
 // q4_gemv's params that do not change with M (the comb variants' head_dim and slots too): its
-// pipeline constants unless quant_gemv_specialize = off.
+// pipeline constants.
 const FixedParams kQ4GemvFixed{
     "p_", {"n", "k", "flags", "tpc", "tiles_n", "group_shift", "groups", "tile_stride", "head_dim", "slots"}};
 
-// `reduce`: q4_gemv's reduction variant (wg, sg or sgwg); `touch`: its TOUCH constant
+// `reduce`: q4_gemv's reduction variant (wg or sgwg); `touch`: its TOUCH constant
 // (touch_first before the staging); `fixed`: kQ4GemvFixed's values for this product.
 const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, uint64_t rows, Stage stage,
                              const std::string& reduce, bool touch, const std::vector<uint32_t>& fixed,
@@ -343,8 +287,8 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     // A kernel per product shape (kQ4GemvFixed): the driver compiles the chunk loop and
     // the reduction with known trip counts and the flags' branches away. On the H200 that took
     // decode from 1,173 to 1,315 tok/s on Llama-3.2-1B and from 902 to 981 on Qwen3-0.6B
-    // (PERFORMANCE.md, 2026-11-30). quant_gemv_specialize = off reads them from params (tuning).
-    if (option(ctx, "quant_gemv_specialize") != "off") kQ4GemvFixed.constants(constants, fixed);
+    // (PERFORMANCE.md, 2026-11-30), against one kernel reading them from params.
+    kQ4GemvFixed.constants(constants, fixed);
     name += std::string(f.q8_in ? "q8" : f.f16 ? "f16" : "f32") + "." + reduce + ".r" + std::to_string(rows);
     if (f.q8_out) constants.emplace_back("YQ", static_cast<double>(kWorkgroup));
     if (stage != Stage::None) {
@@ -381,9 +325,7 @@ const gpu::Kernel& kernel_of(const NodeContext& ctx, Kernel k, const Facts& f, u
     }
     // Diagnostics: the kernel ends after one of its phases (q4_gemv.wgsl's STOP, stop_code); the
     // product's output is not written.
-    if (const std::string stop = option(ctx, "quant_gemv_stop"); !stop.empty()) {
-      constants.emplace_back("STOP", static_cast<double>(stop_code(stop)));
-    }
+    if (const uint32_t stop = stop_code(ctx); stop != 0) constants.emplace_back("STOP", static_cast<double>(stop));
   }
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < info(k).buffers; ++i) {
@@ -434,26 +376,21 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
                                       const std::vector<gpu::BufferBinding>& buffers, uint64_t rows,
                                       Stage stage = Stage::None, const SplitPartials* comb = nullptr,
                                       const Persist* persist = nullptr, const Q4Params* down = nullptr) {
-  const bool sg = k == Kernel::Q4Gemv && q4_gemv_sg(ctx);
-  uint32_t tpc = lanes(ctx, f, sg);
-  // Invocations per workgroup: q4_gemv's plain sg variant has fewer (more workgroups).
-  const uint64_t wg_size = sg && stage == Stage::None ? kSubgroupWorkgroup : kWorkgroup;
+  uint32_t tpc = lanes(f);
   // Workgroups per row of x: one per column tile, or at most stage_workgroups where x is staged
   // (each stages x once and takes every G-th tile).
   const uint64_t stage_wgs = stage == Stage::None ? 0 : persist ? persist->workgroups : stage_workgroups(ctx, f);
   // q4_gemv's column tiles per row of x at `lanes` lanes per column group (C columns a group).
-  const auto q4_tiles = [&f, wg_size](uint32_t lanes) { return ceil_div(f.n, kQ4GemvColumns * wg_size / lanes); };
+  const auto q4_tiles = [&f](uint32_t lanes) { return ceil_div(f.n, kQ4GemvColumns * kWorkgroup / lanes); };
   // A staged q4_gemv with more column tiles than workgroups halves its lanes per column group
   // (each lane then takes more chunks of a row, a tile twice the columns) where that once makes
   // one tile per workgroup, so that it touches its first weights below: Llama-3.2-1B's gate/up
   // (2 tiles at 64 lanes) went from ~340 to ~306 us per decode token on the H200, -4% of the
-  // step (PERFORMANCE.md, 2026-11-30). Narrower still (lm_head: 4 lanes) measured no better.
-  // quant_gemv_one_tile = on halves until one tile, off never (tuning); neither with
-  // the quant_gemv_tpc option, which sets the lanes itself.
-  const std::string one_tile = option(ctx, "quant_gemv_one_tile");
-  if (k == Kernel::Q4Gemv && stage != Stage::None && !sg && one_tile != "off" && option(ctx, "quant_gemv_tpc").empty() &&
-      tpc > 1 && (one_tile == "on" || q4_tiles(tpc / 2) <= stage_wgs)) {
-    while (tpc > 1 && q4_tiles(tpc) > stage_wgs) tpc /= 2;
+  // step (PERFORMANCE.md, 2026-11-30). Narrower still, until one tile however few lanes that
+  // takes (lm_head: 4), measured no better.
+  if (k == Kernel::Q4Gemv && stage != Stage::None && tpc > 1 && q4_tiles(tpc) > stage_wgs &&
+      q4_tiles(tpc / 2) <= stage_wgs) {
+    tpc /= 2;
   }
   // Q8OUT: a tile makes whole runs of 16 outputs (2 * 256 / lanes of them).
   if (f.q8_out) tpc = std::min(tpc, kQ8OutLanes);
@@ -472,17 +409,17 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
   // as a tile starts, in workgroups of several tiles, paid with generic kernels but not once each
   // was built for its product (Llama-3.2-1B 1,140 -> 1,158 tok/s at 3,900 rows without it,
   // the same at 128: PERFORMANCE.md, 2026-11-30 (late)), and is gone.
-  const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && !sg && q4_tiles(tpc) <= stage_wgs;
+  const bool touch = k == Kernel::Q4Gemv && stage != Stage::None && q4_tiles(tpc) <= stage_wgs;
   // sgwg where a column group is whole subgroups (subgroupAdd, then one barrier where it is
   // several), else wg.
   const uint32_t sg_size = ctx.gpu().adapter().subgroup_min_size;
-  const bool sgwg = k == Kernel::Q4Gemv && q4_gemv_reduce(ctx) == "sgwg" && sg_size > 0 && tpc >= sg_size &&
+  const bool sgwg = k == Kernel::Q4Gemv && subgroups_fixed(ctx) && sg_size > 0 && tpc >= sg_size &&
                     tpc % sg_size == 0 && (!persist || persist->sgwg);
-  const std::string reduce = sg ? "sg" : sgwg ? "sgwg" : "wg";
+  const std::string reduce = sgwg ? "sgwg" : "wg";
   const uint32_t eps = stage == Stage::Norm ? std::bit_cast<uint32_t>(static_cast<float>(ctx.attr("eps").as_float())) : 0;
   std::shared_ptr<const uint32_t> chunks = comb ? comb->chunks : nullptr;
   const uint32_t slots = comb ? comb->slots : 0, head_dim = comb ? comb->head_dim : 0;
-  const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * wg_size / tpc
+  const uint64_t cols = k == Kernel::Q4Gemv    ? kQ4GemvColumns * kWorkgroup / tpc
                         : k == Kernel::DenseGemv ? 2 * kWorkgroup / tpc
                                                  : kTile;
   const uint64_t tiles_n = ceil_div(f.n, cols);
@@ -633,7 +570,6 @@ std::string merged_gemv_guard(const NodeContext& ctx, uint32_t heads, uint32_t h
     return std::to_string(heads) + " heads of up to " + std::to_string(chunks) + " chunks are more than " +
            std::to_string(kCombWeights) + " weights (or " + std::to_string(kCombHeads) + " heads)";
   }
-  if (q4_gemv_sg(ctx)) return "quant_gemv_reduce is sg";
   return check_limits(ctx, info(Kernel::Q4Gemv).buffers + 3, stage_storage(f, Stage::Comb, true));
 }
 
@@ -652,13 +588,12 @@ std::unique_ptr<runtime::NodeExec> merged_gemv(const NodeContext& ctx, const Spl
 }
 
 std::string q8_pair_guard(const NodeContext& gate_up, const NodeContext& down) {
-  if (auto why = on_off_options(gate_up, {"quant_mlp_q8"}); !why.empty()) return why;
-  if (option(gate_up, "quant_mlp_q8") == "off") return "quant_mlp_q8 is off";
-  if (option(gate_up, "quant_gemv_x8") == "off") return "quant_gemv_x8 is off (x in f32 for the one-row products)";
+  if (runtime::option_choice(gate_up.options(), "quant_gemv_x8") == "off") {
+    return "quant_gemv_x8 is off (x in f32 for the one-row products)";
+  }
   if (auto why = guard(gate_up, true, Kernel::Q4Gemv); !why.empty()) return "gate/up: " + why;
   if (auto why = guard(down, true, Kernel::Q4Gemv); !why.empty()) return "down: " + why;
   if (max_rows(gate_up) != 1) return "x has up to " + std::to_string(max_rows(gate_up)) + " rows (the int8 act is for one)";
-  if (q4_gemv_sg(gate_up)) return "quant_gemv_reduce is sg";
   Facts f = facts_of(gate_up, Op::Swiglu);
   if (f.f16) return "x is f16";
   if (f.bias || facts_of(down, Op::Linear).bias) return "a product has a bias";
@@ -712,7 +647,7 @@ std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down
   const Facts f = facts_of(gate_up, Op::Swiglu);
   if (!f.ops.norm) return "the gate/up product has no norm prologue (the persist variant is add_rms_norm_'s)";
   if (!x8(gate_up, f)) return "x is not staged in int8";
-  if (!option(gate_up, "quant_gemv_stop").empty()) {
+  if (stop_code(gate_up) != 0) {
     return "quant_gemv_stop is set (a diagnostic of the separate products)";
   }
   if (workgroups == 0 || workgroups > gate_up.gpu().workgroups_per_dimension()) {
@@ -751,17 +686,18 @@ std::unique_ptr<runtime::NodeExec> q8_persist(const NodeContext& gate_up, const 
   Persist p;
   p.n = static_cast<uint32_t>(d.n);
   p.k = static_cast<uint32_t>(d.k);
-  p.tpc = lanes(down, d, false);
+  p.tpc = lanes(d);
   p.tiles = static_cast<uint32_t>(ceil_div(d.n, kQ4GemvColumns * kWorkgroup / p.tpc));
-  p.fault = option(gate_up, "quant_mlp_persist_fault") == "on";
-  p.help = option(gate_up, "quant_mlp_persist_help") == "on";
+  p.fault = runtime::option_on(gate_up.options(), "quant_mlp_persist_fault");
+  p.help = runtime::option_on(gate_up.options(), "quant_mlp_persist_help");
   p.workgroups = workgroups;
   p.sgwg = sg_size > 0 && p.tpc >= sg_size && p.tpc % sg_size == 0;
   // act staged once per workgroup after the handoff (q4_gemv.wgsl's stage_act) where the
-  // workgroup memory holds it beside the gate/up product's, unless quant_mlp_persist_stage is off.
+  // workgroup memory holds it beside the gate/up product's, else read where it lies. Staged, on
+  // the H200, Qwen3-0.6B decoded 4% faster (1,050.7 / 1,050.6 tok/s against 1,010.4 / 1,015.2:
+  // PERFORMANCE.md, 2026-12-01 (afternoon)).
   const uint64_t storage = stage_storage(f, Stage::Norm, true) + kQ8OutStorage + 4 * act_words;
-  if (option(gate_up, "quant_mlp_persist_stage") != "off" &&
-      check_limits(gate_up, info(Kernel::Q4Gemv).buffers + kNormBuffers, storage).empty()) {
+  if (check_limits(gate_up, info(Kernel::Q4Gemv).buffers + kNormBuffers, storage).empty()) {
     p.act_vec4s = static_cast<uint32_t>(act_words / 4);
   }
   const gpu::BufferBinding w = gate_up.input(f.ops.weight).binding();
@@ -781,7 +717,6 @@ std::vector<runtime::Route> product_routes(const std::string& op_name) {
   constexpr std::string_view kNorm = "add_rms_norm_";
   const Op op = op_of(op_name.starts_with(kNorm) ? op_name.substr(kNorm.size()) : op_name);
   std::vector<runtime::Route> r{route("q4_gemv", op, true, Kernel::Q4Gemv), q4_gemm_route(),
-                                route("q4_bk64", op, true, Kernel::Bk64),
                                 route("q4_bk32", op, true, Kernel::Bk32)};
   // linalg's routes take plain linear with dense weights; its add_rms_norm_ form is this family's.
   if (op != Op::Linear || op_name.starts_with(kNorm)) {

@@ -2,8 +2,8 @@
 // workgroup of 256 invocations computes a BM x 128 block of the product (BM = {{rows}}) over a
 // range of 32-deep K slices. Each slice of x and of W (dequantized) is staged k-major in
 // workgroup memory, so that the invocation (tx, ty) = (lid % 16, lid / 16) reads its rows
-// 4 ty.. (and 64 + 4 ty.. when BM = 128) and its columns 4 tx.. and 64 + 4 tx.. as vec4s and
-// keeps TM x 8 sums in registers (TM = BM / 16). The next slice's words are loaded into
+// 4 ty.. and its columns 4 tx.. and 64 + 4 tx.. as vec4s and keeps TM x 8 sums in registers
+// (TM = BM / 16 = 4). The next slice's words are loaded into
 // registers while the current one is multiplied. A q4gsw slice lies within one group, so each
 // of W's rows has one scale per slice.
 // Split-K: workgroup (split, tile) takes the slices [split * chunk, (split + 1) * chunk). With
@@ -46,14 +46,14 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> Out2: array<u32>;
 
 // The fields fixed per product (n, k, flags, out_n, group_shift, groups, tiles_n) are read
-// through g_<field>(), which the prelude declares (ops::FixedParams): pipeline constants unless
-// quant_gemm_specialize = off.
+// through g_<field>(), which the prelude declares (ops::FixedParams): pipeline constants, so that
+// the driver compiles the kernel for one product.
 
 const WG = 256u;
 const BM = {{rows}}u;
 const BN = 128u;
 const BK = 32u;
-const TM = BM / 16u;  // rows per invocation: 4 or 8
+const TM = BM / 16u;  // rows per invocation: 4
 const AQ = BM / 4u;   // vec4s per k of As
 const BQ = BN / 4u;   // vec4s per k of Bs
 const XL = BM / 32u;  // vec4<u32> loads of x per invocation and slice (f32 x; f16 x takes half)
@@ -208,7 +208,7 @@ fn gemm_f32(lid: u32, t: Tile) {
   let last = t.last;
   let tx = lid % 16u;
   let ty = lid / 16u;
-  // c<i><h>: row 4 ty + i (i < 4) or 64 + 4 ty + i - 4, columns 4 tx.. (h = 0) or 64 + 4 tx.. (h = 1).
+  // c<i><h>: row 4 ty + i, columns 4 tx.. (h = 0) or 64 + 4 tx.. (h = 1).
   var c00 = vec4<f32>(0.0);
   var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0);
@@ -217,14 +217,6 @@ fn gemm_f32(lid: u32, t: Tile) {
   var c21 = vec4<f32>(0.0);
   var c30 = vec4<f32>(0.0);
   var c31 = vec4<f32>(0.0);
-  var c40 = vec4<f32>(0.0);
-  var c41 = vec4<f32>(0.0);
-  var c50 = vec4<f32>(0.0);
-  var c51 = vec4<f32>(0.0);
-  var c60 = vec4<f32>(0.0);
-  var c61 = vec4<f32>(0.0);
-  var c70 = vec4<f32>(0.0);
-  var c71 = vec4<f32>(0.0);
   if (first < last) { load(lid, m0, n0, first * BK); }
   for (var s = first; s < last; s++) {
     workgroupBarrier();
@@ -243,17 +235,6 @@ fn gemm_f32(lid: u32, t: Tile) {
       c21 = fma(vec4<f32>(a0.z), b1, c21);
       c30 = fma(vec4<f32>(a0.w), b0, c30);
       c31 = fma(vec4<f32>(a0.w), b1, c31);
-      if (TM == 8u) {
-        let a1 = As[k * AQ + 16u + ty];
-        c40 = fma(vec4<f32>(a1.x), b0, c40);
-        c41 = fma(vec4<f32>(a1.x), b1, c41);
-        c50 = fma(vec4<f32>(a1.y), b0, c50);
-        c51 = fma(vec4<f32>(a1.y), b1, c51);
-        c60 = fma(vec4<f32>(a1.z), b0, c60);
-        c61 = fma(vec4<f32>(a1.z), b1, c61);
-        c70 = fma(vec4<f32>(a1.w), b0, c70);
-        c71 = fma(vec4<f32>(a1.w), b1, c71);
-      }
     }
   }
   let r = m0 + 4u * ty;
@@ -266,16 +247,6 @@ fn gemm_f32(lid: u32, t: Tile) {
   finish(split, r + 2u, n + 64u, c21);
   finish(split, r + 3u, n, c30);
   finish(split, r + 3u, n + 64u, c31);
-  if (TM == 8u) {
-    finish(split, r + 64u, n, c40);
-    finish(split, r + 64u, n + 64u, c41);
-    finish(split, r + 65u, n, c50);
-    finish(split, r + 65u, n + 64u, c51);
-    finish(split, r + 66u, n, c60);
-    finish(split, r + 66u, n + 64u, c61);
-    finish(split, r + 67u, n, c70);
-    finish(split, r + 67u, n + 64u, c71);
-  }
 }
 
 // int8: the slices' words. Aq[(b * BW + w) * AQ + r / 4][r % 4]: word w of x's row m0 + r in

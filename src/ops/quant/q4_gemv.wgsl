@@ -43,11 +43,10 @@ struct Params {
 
 // The fields fixed per product (n, k, flags, tpc, tiles_n, group_shift, groups, tile_stride,
 // head_dim, slots) are read through p_<field>(), which the prelude declares (ops::FixedParams):
-// pipeline constants unless quant_gemv_specialize = off, so that the driver compiles the kernel
-// for one product (trip counts of the chunk loop and the reduction known, no branches on the
-// flags).
+// pipeline constants, so that the driver compiles the kernel for one product (trip counts of the
+// chunk loop and the reduction known, no branches on the flags).
 
-const WG = {{workgroup_size}}u;  // 256 (wg), 64 (sg: more workgroups for narrow products)
+const WG = {{workgroup_size}}u;  // 256
 const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4
 const C = 4u;  // columns per lane group
 const BIAS = 1u;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,15 +13,12 @@
 namespace wgx::ops::quant {
 
 // linear, linear_qkv or linear_swiglu (or the add_rms_norm_ form of the last two). linear:
-// q4_gemv, q4_gemm, q4_bk64, q4_bk32 (q4gsw weights only: linalg's routes take the dense ones).
+// q4_gemv, q4_gemm, q4_bk32 (q4gsw weights only: linalg's routes take the dense ones).
 // linear_qkv and linear_swiglu: those, then gemv and tiled for f32 and f16 weights.
 std::vector<runtime::Route> product_routes(const std::string& op);
 // q4_gemm (gemm.cpp), the GEMM of linear, linear_qkv or linear_swiglu for a q4gsw weight at
 // M > 4; product_routes places it after q4_gemv.
 runtime::Route q4_gemm_route();
-// "" when q4_gemm's options (quant_gemm, quant_gemm_split, quant_gemm_rows) are well formed, else
-// which is not: every q4gsw route declines then, so a malformed option is a build error.
-std::string q4_gemm_option_check(const runtime::NodeContext& ctx);
 // What q4_gemv needs of a node besides M <= 4 ("" or why not), and its executable part, which
 // the GEMM routes run whenever the current M is at most 4 (products.cpp). `x` is set to where the
 // product's x lies: the node's input, or for an add_rms_norm_ node the scratch the normalized x
@@ -92,13 +88,5 @@ struct Operands {
   size_t outputs = 1;  // the product's outputs (linear_qkv: 3)
 };
 Operands operands_of(const runtime::NodeContext& ctx);
-
-// A runtime option's value, or "".
-std::string option(const runtime::NodeContext& ctx, const char* name);
-// A count option (1 to `digits` nines) into `value` (left as is when absent): "" or why it is
-// malformed.
-std::string count_option(const runtime::NodeContext& ctx, const char* name, size_t digits, uint64_t& value);
-// "" when each of these options is absent, on or off; otherwise why the first that is not.
-std::string on_off_options(const runtime::NodeContext& ctx, std::initializer_list<const char*> names);
 
 }  // namespace wgx::ops::quant

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <bit>
 
 #include "ops/quant/quant_routes.h"
@@ -110,30 +109,6 @@ Operands operands_of(const runtime::NodeContext& ctx) {
   o.bias = ctx.input_count() > o.bias_input;
   o.outputs = ctx.output_count() - (o.norm ? 1 : 0);
   return o;
-}
-
-std::string option(const runtime::NodeContext& ctx, const char* name) {
-  const auto it = ctx.options().find(name);
-  return it == ctx.options().end() ? std::string() : it->second;
-}
-
-std::string count_option(const runtime::NodeContext& ctx, const char* name, size_t digits, uint64_t& value) {
-  const std::string v = option(ctx, name);
-  if (v.empty()) return "";
-  const bool decimal = v.size() <= digits && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!decimal || std::stoull(v) == 0) {
-    return "the " + std::string(name) + " option is '" + v + "', not a count from 1 to " + std::string(digits, '9');
-  }
-  value = std::stoull(v);
-  return "";
-}
-
-std::string on_off_options(const runtime::NodeContext& ctx, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    const std::string v = option(ctx, name);
-    if (!v.empty() && v != "on" && v != "off") return "the " + std::string(name) + " option is '" + v + "', not on or off";
-  }
-  return "";
 }
 
 }  // namespace wgx::ops::quant

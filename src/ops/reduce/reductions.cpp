@@ -4,17 +4,18 @@
 // like a row, otherwise adjacent outputs go to adjacent invocations (coalesced along the kept
 // dims) with a few lanes each, more when outputs are few and long. Both split outputs that are
 // few and long into chunks; the last workgroup of that dispatch to finish merges their partials
-// (reduce.wgsl's params.merge), or where they are many, or with the reduce_split_merge option
-// off, a second dispatch does. Decoding's argmax over the vocabulary (one output of 128-152 K
+// (reduce.wgsl's params.merge), or where they are many (past kMergePartials), or with the
+// reduce_split_merge option off (a diagnostic: tests reach that dispatch with it), a second
+// dispatch does. Decoding's argmax over the vocabulary (one output of 128-152 K
 // elements) is such a split: one dispatch a token fewer.
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <optional>
 
 #include "ops/common.h"
 #include "ops/reduce/routes.h"
 #include "ops/reduce/view.h"
+#include "runtime/options.h"
 #include "shaders/reduce_shaders.h"
 
 namespace wgx::ops::reduce {
@@ -37,14 +38,8 @@ const shaders::ShaderVariant* find_variant(const NodeContext& ctx) {
   return shaders::find_reduce("reduce." + ctx.node().op + "." + dtype_label(ctx.input(0).dtype));
 }
 
-// reduce_split_merge: on (the default) or off; nullopt for another value.
-std::optional<bool> merge_option(const NodeContext& ctx) { return on_off_option(ctx, "reduce_split_merge", true); }
-
 std::string guard(const NodeContext& ctx) {
   if (!find_variant(ctx)) return "no variant for " + ctx.node().op + " on " + dtype_label(ctx.input(0).dtype);
-  if (!merge_option(ctx)) {
-    return "reduce_split_merge is \"" + ctx.options().find("reduce_split_merge")->second + "\", not on or off";
-  }
   return check_node(ctx, 8 * kWorkgroupSize);  // one 8-byte partial per invocation
 }
 
@@ -125,7 +120,7 @@ std::unique_ptr<runtime::NodeExec> build_reduction(const NodeContext& ctx, bool 
   const bool can_split = group_dims(ctx.input_max_shape(0), reduced).count >= 2 * kMinChunk;
   auto steps = std::make_unique<Steps>();
   const gpu::BufferBinding partials = steps->own(ctx, can_split ? 8 * kMaxPartials : 8, "partials");
-  const bool merge = merge_option(ctx).value();  // the guard checked it
+  const bool merge = runtime::option_on(ctx.options(), "reduce_split_merge");
   const std::vector<gpu::BufferBinding> buffers{ctx.input(0).binding(), ctx.output(0).binding(), partials,
                                                 steps->own(ctx, 4, "merge count")};
   for (size_t pass = 0; pass < 2; ++pass) {

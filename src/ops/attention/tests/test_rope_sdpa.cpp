@@ -1,9 +1,8 @@
 // rope_sdpa_with_kv_cache against the two ops it stands for (rope_update_cache, then
 // sdpa_with_kv_cache over its results), both programs fed the same steps: one-token steps at 1,
 // 5, 64, 193 and 300 visible rows (single passes and split ones: under the default threshold of
-// 128 rows at head_dim 64 and 64 at 128, a threshold of 32, and none with at most 3 chunks, two
-// tiles each at 300 rows, the new row in the last one's second tile) and the prefill chunks
-// between them, for groups of 1, 2 and
+// 128 rows at head_dim 64 and 64 at 128, a threshold of 32, and none, 19 chunks of 16 rows at
+// 300, the new row in the last) and the prefill chunks between them, for groups of 1, 2 and
 // 4 query heads, head_dim 64 and 128 (and 6, an odd half), with and without Qwen3's q/k
 // norm, both rope layouts, f32
 // and f16 activations and caches, batch 1 and 2. After every step the output and both whole
@@ -52,18 +51,7 @@ constexpr RopeReference kInterleaved = testing::kInterleavedRope;
 
 const RuntimeOptions kDefault{};
 const RuntimeOptions kSingleMax32{{"sdpa_decode_single_max", "32"}};
-const RuntimeOptions kThreeChunks{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}};
-// sdpa_decode_specialize = off: flash_rope reads the group size and head_dim from its params
-// (the others build it for their geometry).
-const RuntimeOptions kThreeChunksGeneric{
-    {"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}, {"sdpa_decode_specialize", "off"}};
-
-// The kernel's earlier forms: rope_rows' two passes over the rows where the held norm would run
-// (sdpa_decode_hold = off), four and eight loads at a time in phases A and C (sdpa_decode_wide).
-const RuntimeOptions kThreeChunksNarrow{{"sdpa_decode_single_max", "0"},
-                                        {"sdpa_decode_chunks", "3"},
-                                        {"sdpa_decode_hold", "off"},
-                                        {"sdpa_decode_wide", "off"}};
+const RuntimeOptions kSplit{{"sdpa_decode_single_max", "0"}};
 
 struct Case {
   const char* name;
@@ -79,16 +67,18 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 const Case kCases[] = {
     {"G1_D64_F32", 1, 2, 2, 64, DType::f32, DType::f32, false, kLlama, kDefault},
     {"G4_D64_F16Cache_Llama", 1, 8, 2, 64, DType::f32, DType::f16, false, kLlama, kSingleMax32},
-    {"G4_D64_F16_Batch2", 2, 4, 1, 64, DType::f16, DType::f16, false, kLlama, kThreeChunks},
+    {"G4_D64_F16_Batch2", 2, 4, 1, 64, DType::f16, DType::f16, false, kLlama, kSplit},
     {"G2_D128_F32_Norm", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kDefault, 0.125},
     {"G2_D128_F16_Norm_Qwen3", 1, 4, 2, 128, DType::f16, DType::f16, true, kQwen, kSingleMax32},
-    {"G1_D128_F16Io_F32Cache_Norm", 1, 2, 2, 128, DType::f16, DType::f32, true, kQwen, kThreeChunks},
+    {"G1_D128_F16Io_F32Cache_Norm", 1, 2, 2, 128, DType::f16, DType::f32, true, kQwen, kSplit},
     {"G2_D64_Interleaved_F16Cache_Norm", 1, 4, 2, 64, DType::f32, DType::f16, true, kInterleaved, kSingleMax32},
+    // A group whose rows the held norm cannot hold ((4 + 1) x 64 pairs is more than 256
+    // invocations): rope_rows' two passes over the rows.
     {"G4_D128_F16_Norm", 1, 4, 1, 128, DType::f16, DType::f16, true, kQwen, kDefault},
-    {"G2_D128_Norm_Generic", 1, 4, 2, 128, DType::f32, DType::f32, true, kQwen, kThreeChunksGeneric},
-    {"G2_D128_F16_Norm_Narrow", 1, 4, 2, 128, DType::f16, DType::f16, true, kQwen, kThreeChunksNarrow},
+    {"G4_D128_F32_Norm_Split", 1, 4, 1, 128, DType::f32, DType::f32, true, kQwen, kSplit},
+    {"G2_D128_F16_Norm_Split", 1, 4, 2, 128, DType::f16, DType::f16, true, kQwen, kSplit},
     // head_dim 6: three frequencies (an odd half, rope's smallest case).
-    {"G2_D6_Norm_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, true, kQwen, kThreeChunks},
+    {"G2_D6_Norm_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, true, kQwen, kSplit},
     {"G2_D6_Interleaved_OddHalf", 1, 4, 2, 6, DType::f32, DType::f32, false, kInterleaved, kSingleMax32},
 };
 
@@ -252,14 +242,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, RopeSdpa, ::testing::ValuesIn(kCases),
                          [](const auto& tp) { return std::string(tp.param.name); });
 
 // The dispatches a step records: the graphs hold only the attention node(s). One-token steps take
-// rope_flash_decoding: one dispatch while the visible rows are at most the threshold (8 here), two
-// after (the split pass and the combine: the split pass's own merge is off here, so that the
-// split steps are told apart), where the two ops record one more; a prefill step
-// records what the two ops do (rope_update_cache's dispatch, then k16's). A decode-only graph takes
+// rope_flash_decoding: one dispatch, a single pass while the visible rows are at most the
+// threshold (8 here) and split after, where the two ops record one more; a prefill step records
+// what the two ops do (rope_update_cache's dispatch, then k16's). A decode-only graph takes
 // rope_flash_decoding as its only route.
 TEST(RopeSdpaRoutes, OneTokenStepsRecordOneDispatchFewerThanTheTwoOps) {
   Case c = kCases[4];
-  c.options = {{"sdpa_decode_single_max", "8"}, {"sdpa_decode_merge", "off"}};
+  c.options = {{"sdpa_decode_single_max", "8"}};
   const AttnConfig a = config(c, 4);
   const std::vector<float> qn = norm_weight(c, 3), kn = norm_weight(c, 4);
   const std::unique_ptr<Program> fused = make_program(c, qn, kn, true, 4);
@@ -270,8 +259,6 @@ TEST(RopeSdpaRoutes, OneTokenStepsRecordOneDispatchFewerThanTheTwoOps) {
   EXPECT_EQ(testing::route_of(*separate, "attn").small_route, "flash_decoding");
   EXPECT_EQ(fused->mutation_copies(), 0u);
 
-  // The fused kernel's count: what the test asserts of the fused node.
-  auto fused_dispatches = [](int64_t visible) { return visible <= 8 ? 1u : 2u; };
   // Prefill to row 3, one-token steps at 4 and 9 visible rows, chunks to row 20, one at 21.
   for (const Step& st : make_steps(c, a, {3, 1, 4, 1, 4, 4, 3, 1}, 200)) {
     SCOPED_TRACE("input_pos " + std::to_string(st.pos) + ", S " + std::to_string(st.seq));
@@ -281,42 +268,15 @@ TEST(RopeSdpaRoutes, OneTokenStepsRecordOneDispatchFewerThanTheTwoOps) {
       EXPECT_EQ(fused->dispatches_per_execute(), separate->dispatches_per_execute());
       continue;
     }
-    EXPECT_EQ(fused->dispatches_per_execute(), fused_dispatches(st.pos + 1));
+    EXPECT_EQ(fused->dispatches_per_execute(), 1u);
     // The control: the two ops record one more, so the count above tells the paths apart.
-    EXPECT_EQ(separate->dispatches_per_execute(), fused_dispatches(st.pos + 1) + 1);
-    EXPECT_NE(separate->dispatches_per_execute(), fused_dispatches(st.pos + 1));
+    EXPECT_EQ(separate->dispatches_per_execute(), 2u);
   }
 
   const std::unique_ptr<Program> decode = make_program(c, qn, kn, true, 1);
   const RouteChoice& only = testing::route_of(*decode, "attn");
   EXPECT_EQ(only.route, "rope_flash_decoding") << testing::rejected_text(only);
   EXPECT_EQ(only.small_route, "");
-}
-
-// The runtime option sdpa_decode_rope = off turns the fused kernel down: the same node's one-token
-// steps then take rope_update_cache's dispatch and flash_decoding's, one more than the count the
-// test above asserts (a control on the node itself), with the same results. Other values than on
-// and off are refused with the reason.
-TEST(RopeSdpaRoutes, TheOptionOffRunsTheTwoDispatches) {
-  Case c = kCases[1];
-  const AttnConfig a = config(c, 1);
-  c.options = {{"sdpa_decode_rope", "on"}};
-  const std::unique_ptr<Program> on = make_program(c, {}, {}, true, 1);
-  EXPECT_EQ(testing::route_of(*on, "attn").route, "rope_flash_decoding");
-  c.options = {{"sdpa_decode_rope", "off"}};
-  const std::unique_ptr<Program> off = make_program(c, {}, {}, true, 1);
-  const RouteChoice& route = testing::route_of(*off, "attn");
-  EXPECT_EQ(route.route, "rope_update_cache+flash_decoding");
-  EXPECT_EQ(testing::rejected_text(route), "\n  rope_flash_decoding: sdpa_decode_rope is off");
-  const Step st = make_steps(c, a, {1}, 400)[0];
-  EXPECT_TRUE(matches(testing::run_step(*on, a, st), testing::run_step(*off, a, st), false));
-  EXPECT_EQ(on->dispatches_per_execute(), 1u);
-  EXPECT_EQ(off->dispatches_per_execute(), 2u);
-
-  c.options = {{"sdpa_decode_rope", "yes"}};
-  const std::unique_ptr<Program> malformed = make_program(c, {}, {}, true, 1);
-  const std::string why = testing::rejected_text(testing::route_of(*malformed, "attn"));
-  EXPECT_NE(why.find("sdpa_decode_rope is \"yes\", not on or off"), std::string::npos) << why;
 }
 
 // Without mutations the updated caches are other buffers: the fused node copies the caches there

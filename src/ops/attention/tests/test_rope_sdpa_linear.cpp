@@ -2,23 +2,22 @@
 // output with the heads merged), both programs fed the same steps: test_rope_sdpa.cpp's schedule
 // (one-token steps at 1, 5, 64, 129 and 300 visible rows, prefill chunks between them), a q4
 // projection (group 32, f32 scales) of f32 activations, f32 and f16 caches, with and without
-// Qwen3's q/k norm, the default single-pass threshold, none, and at most 3 chunks.
-//   - Prefill steps, single-pass steps and split steps of more chunks than the bound (whose projection
-//     does not merge them: pass 2 does) run the separate nodes' kernels: attn, out and the caches
-//     bit for bit.
-//   - Other split steps merge the chunks inside the projection: attn (what its first workgroup wrote)
-//     within the project's tolerance (abs 1e-4 or rel 1e-3) of the combine pass's output, and out
-//     within the f32 dot bound of a double reference of the product over attn rounded to int8
-//     as the kernel rounds it (so the projection is checked against what it was given, not
-//     against another kernel; the caches as the separate nodes' bit for bit.
+// Qwen3's q/k norm, the default single-pass threshold, a lower one, and none.
+//   - Prefill steps, single-pass steps and split steps of more chunks than the projection merges
+//     (flash decoding merges them itself) run the separate nodes' kernels: attn, out and the
+//     caches bit for bit.
+//   - Other split steps merge the chunks inside the projection: attn (what its first workgroup
+//     wrote) within the project's tolerance (abs 1e-4 or rel 1e-3) of flash decoding's own merge,
+//     and out within the f32 dot bound of a double reference of the product over attn rounded to
+//     int8 as the kernel rounds it (so the projection is checked against what it was given, not
+//     against another kernel); the caches as the separate nodes' bit for bit.
 // Which path a step takes follows sdpa_flash.cpp's plan (split_plan below): by default 1, 5 and
-// 64 visible rows single (one tile), 129 and 300 rows in 3 and 5 chunks of 64 rows merged (the
-// bound is 20 chunks, of at least 64 rows while they fit a tile), and with the bound at 4, 129
-// rows in 3 chunks merged, 300 rows (4 chunks would pass a tile: 19 of 16) through pass 2. Routes: one-token steps take
-// rope_flash_decoding+merged_q4_gemv and record two dispatches at merged steps, where the
-// separate nodes record three (controls: those nodes, and sdpa_decode_fold_chunks = 0 on the
-// same node, which record three with the same results); activations in f16 take the composite
-// route (the attention's route, then linear's).
+// 64 visible rows single (one tile), 129 rows in 3 chunks of 64 rows merged by the projection (at
+// most 4 chunks, of at least 64 rows while they fit a tile), 300 rows (4 chunks would pass a
+// tile: 19 of 16) merged by flash decoding. Routes: one-token steps take
+// rope_flash_decoding+merged_q4_gemv, whose projection kernel merges the chunks (comb.i8) at the
+// merged steps only (the profiled kernels show it); activations in f16 take the composite route
+// (the attention's route, then linear's).
 #include <algorithm>
 #include <memory>
 #include <ostream>
@@ -40,7 +39,7 @@ using testing::Step;
 
 constexpr int64_t kMaxSeq = 304, kMaxNew = 64, kN = 96;
 constexpr uint32_t kGroup = 32;
-constexpr int64_t kFoldChunks = 4, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64, kFoldRows = 64;  // sdpa_flash.cpp's defaults
+constexpr int64_t kFoldChunks = 4, kMaxChunks = 32, kMinChunk = 16, kOneTile = 64, kFoldRows = 64;  // sdpa_flash.cpp's
 // (its bound of 48 chunks applies from 2,049 rows only, past kMaxSeq)
 constexpr double kEps = 1e-6;
 // Tokens per step: one-token steps at input_pos 0, 4, 63, 128 and 299, prefill chunks between.
@@ -53,24 +52,23 @@ struct Case {
   bool norm;
   RopeReference rope;
   RuntimeOptions options;
-  const char* paths;  // the one-token paths the schedule must take: s(ingle), m(erged), p(ass 2)
+  // The one-token paths the schedule must take: s(ingle), m(erged by the projection), p (merged by
+  // flash decoding).
+  const char* paths;
+  bool subgroups = true;  // the shared device, else one without subgroups (the products' wg reduction)
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const Case kCases[] = {
-    {"G4_D64_F16Cache_Llama", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope, {}, "sm"},
+    {"G4_D64_F16Cache_Llama", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope, {}, "smp"},
     {"G2_D128_Norm_Qwen3_SingleMax32", 4, 2, 128, DType::f32, DType::f16, true, testing::kQwenRope,
-     {{"sdpa_decode_single_max", "32"}}, "sm"},
-    {"G4_D64_F32Cache_ThreeChunks", 8, 2, 64, DType::f32, DType::f32, false, testing::kLlamaRope,
-     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_chunks", "3"}}, "m"},
+     {{"sdpa_decode_single_max", "32"}}, "smp"},
+    {"G4_D64_F32Cache_Split", 8, 2, 64, DType::f32, DType::f32, false, testing::kLlamaRope,
+     {{"sdpa_decode_single_max", "0"}}, "mp"},
     {"G1_D64_F16Io_Composite", 2, 2, 64, DType::f16, DType::f16, false, testing::kLlamaRope, {}, ""},
-    // 129 rows merged in 3 chunks (the plan's fuller chunks: 9 of 16 would go through pass 2), 300
-    // rows (19 chunks) through pass 2.
-    {"G4_D64_F16Cache_FoldUpTo4", 8, 2, 64, DType::f32, DType::f16, false, testing::kLlamaRope,
-     {{"sdpa_decode_fold_chunks", "4"}}, "sp"},
-    // The projections (the merging one too) with the subgroup-then-workgroup reduction.
-    {"G2_D128_Norm_Qwen3_SgWg", 4, 2, 128, DType::f32, DType::f16, true, testing::kQwenRope,
-     {{"quant_gemv_reduce", "sgwg"}}, "sm"},
+    // The projections (the merging one too) reduced through workgroup memory, as on devices
+    // without subgroups (the shared device's may take sgwg).
+    {"G2_D128_Norm_Qwen3_NoSubgroups", 4, 2, 128, DType::f32, DType::f16, true, testing::kQwenRope, {}, "sm", false},
 };
 
 AttnConfig config(const Case& c) {
@@ -139,7 +137,8 @@ std::unique_ptr<Program> make_program(const Case& c, const Weight& w, bool fused
   b.mutate(in[4], outs[2]);
   b.output("attn", outs[0]);
   b.output("out", outs[3]);
-  return std::make_unique<Program>(testing::shared_context(), b.build(), b.weights(), std::move(options));
+  gpu::Context& device = c.subgroups ? testing::shared_context() : testing::device_like(false);
+  return std::make_unique<Program>(device, b.build(), b.weights(), std::move(options));
 }
 
 // out as the merged projection should make it of `attn` (one row): attn rounded to int8 per 32
@@ -161,22 +160,20 @@ testing::DotReference projection_of(const std::vector<float>& attn, const Weight
   return r;
 }
 
-// A count option of the case, or `fallback`.
-int64_t option(const Case& c, const char* name, int64_t fallback) {
-  const auto it = c.options.find(name);
-  return it == c.options.end() ? fallback : std::stoll(it->second);
+// The case's single-pass threshold (sdpa_decode_single_max), or the folded route's default.
+int64_t single_max(const Case& c) {
+  const auto it = c.options.find("sdpa_decode_single_max");
+  return it == c.options.end() ? kOneTile : std::stoll(it->second);
 }
 
 // The chunks a one-token step of the folded route at `visible` rows runs split over (0: a single
-// pass), as sdpa_flash.cpp's plan_for makes them under the case's options.
+// pass), as sdpa_flash.cpp's plan_for makes them.
 int64_t split_plan(const Case& c, int64_t visible) {
-  if (visible <= option(c, "sdpa_decode_single_max", kOneTile)) return 0;
-  const int64_t limit = option(c, "sdpa_decode_chunks", kMaxChunks);
-  // Fewer, fuller chunks where the projection merges them (at most the bound, each within a tile).
-  if (const int64_t most = std::min(option(c, "sdpa_decode_fold_chunks", kFoldChunks), limit); most > 0) {
-    const int64_t rows = std::max(option(c, "sdpa_decode_fold_rows", kFoldRows), (visible + most - 1) / most);
-    if (rows <= kOneTile) return (visible + rows - 1) / rows;
-  }
+  if (visible <= single_max(c)) return 0;
+  // Fewer, fuller chunks where the projection merges them (at most kFoldChunks, each within a tile).
+  const int64_t rows_merged = std::max(kFoldRows, (visible + kFoldChunks - 1) / kFoldChunks);
+  if (rows_merged <= kOneTile) return (visible + rows_merged - 1) / rows_merged;
+  const int64_t limit = kMaxChunks;
   const int64_t per_chunk = (visible + limit - 1) / limit;
   const int64_t rows = std::max(kMinChunk, (per_chunk + kMinChunk - 1) / kMinChunk * kMinChunk);
   return (visible + rows - 1) / rows;
@@ -186,15 +183,12 @@ class RopeSdpaLinear : public ::testing::TestWithParam<Case> {};
 
 TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
   const Case& c = GetParam();
-  const gpu::AdapterDescription& ad = testing::shared_context().adapter();
-  if (c.options.contains("quant_gemv_reduce") &&
-      !(testing::shared_context().features().subgroups && ad.subgroup_min_size == ad.subgroup_max_size)) {
-    GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
-  }
   const AttnConfig a = config(c);
   const Weight w = weight(c);
   const std::unique_ptr<Program> fused = make_program(c, w, true, c.options);
   const std::unique_ptr<Program> separate = make_program(c, w, false, c.options);
+  fused->set_timing(gpu::Timing::Dispatches);
+  const bool timed = testing::shared_context().features().timestamp_query;
   const RouteChoice& route = testing::route_of(*fused, "attn");
   const bool merged = c.io == DType::f32;
   EXPECT_EQ(route.small_route, merged ? "rope_flash_decoding+merged_q4_gemv" : "rope_flash_decoding+linear")
@@ -211,19 +205,26 @@ TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
     EXPECT_EQ(fused->read_state_f32("k_cache"), separate->read_state_f32("k_cache"));
     EXPECT_EQ(fused->read_state_f32("v_cache"), separate->read_state_f32("v_cache"));
     const int64_t chunks = st.seq == 1 ? split_plan(c, st.pos + 1) : 0;
-    const bool pass2 = chunks > option(c, "sdpa_decode_fold_chunks", kFoldChunks);
-    if (st.seq == 1 && merged) taken += chunks == 0 ? 's' : pass2 ? 'p' : 'm';
-    if (!merged || chunks == 0 || pass2) {
+    const bool by_flash = chunks > kFoldChunks;
+    if (st.seq == 1 && merged) taken += chunks == 0 ? 's' : by_flash ? 'p' : 'm';
+    const bool by_projection = merged && chunks > 0 && !by_flash;
+    bool comb = false;  // the projection's kernel merged the chunks
+    for (const gpu::DispatchTiming& t : fused->last_timings()) {
+      comb = comb || t.kernel.find(".comb.") != std::string::npos;
+    }
+    if (timed && st.seq == 1) {
+      EXPECT_EQ(comb, by_projection);
+    }
+    if (!by_projection) {
       EXPECT_EQ(attn, separate->read_f32("attn"));
       EXPECT_EQ(fused->read_f32("out"), separate->read_f32("out"));
-      EXPECT_EQ(fused->dispatches_per_execute(), separate->dispatches_per_execute());
     } else {
       EXPECT_TRUE(testing::close(attn, separate->read_f32("attn"))) << "attn";
       EXPECT_TRUE(testing::within_dot_bound(fused->read_f32("out"), projection_of(attn, w).values,
                                             projection_of(attn, w).magnitude, c.hq * c.dim + 2, false))
           << "out";
-      EXPECT_EQ(fused->dispatches_per_execute(), 2u);
     }
+    EXPECT_EQ(fused->dispatches_per_execute(), separate->dispatches_per_execute());
     if (::testing::Test::HasFailure()) return;
   }
   for (const char* p = c.paths; *p; ++p) {
@@ -234,63 +235,23 @@ TEST_P(RopeSdpaLinear, MatchesTheSeparateNodesStepByStep) {
 INSTANTIATE_TEST_SUITE_P(Cases, RopeSdpaLinear, ::testing::ValuesIn(kCases),
                          [](const auto& tp) { return std::string(tp.param.name); });
 
-// sdpa_decode_fold_chunks = 0 turns the merged projection down: the same node's split steps record
-// two dispatches (the split pass merging its own chunks, then the projection's own route), or
-// three with sdpa_decode_merge off too (the combine pass between), with the same results within
-// the tolerance; a value that is not a count is refused with the reason.
-TEST(RopeSdpaLinearRoutes, TheOptionOffLeavesTheMergeToTheSplitOrCombinePass) {
-  const Case& c = kCases[2];
-  const AttnConfig a = config(c);
-  const Weight w = weight(c);
-  RuntimeOptions off = c.options;
-  off["sdpa_decode_fold_chunks"] = "0";
-  RuntimeOptions combine = off;
-  combine["sdpa_decode_merge"] = "off";
-  const std::unique_ptr<Program> on = make_program(c, w, true, c.options);
-  const std::unique_ptr<Program> folded_off = make_program(c, w, true, off);
-  const std::unique_ptr<Program> combined = make_program(c, w, true, combine);
-  const RouteChoice& route = testing::route_of(*folded_off, "attn");
-  EXPECT_EQ(route.small_route, "rope_flash_decoding+linear");
-  EXPECT_NE(testing::rejected_text(route).find("sdpa_decode_fold_chunks is 0"), std::string::npos)
-      << testing::rejected_text(route);
-  for (const Step& st : testing::make_steps(a, {3, 1, 60, 1}, 500)) {
-    SCOPED_TRACE("input_pos " + std::to_string(st.pos) + ", S " + std::to_string(st.seq));
-    testing::run_step(*on, a, st);
-    testing::run_step(*folded_off, a, st);
-    testing::run_step(*combined, a, st);
-    EXPECT_TRUE(testing::close(on->read_f32("attn"), folded_off->read_f32("attn")));
-    EXPECT_TRUE(testing::close(on->read_f32("attn"), combined->read_f32("attn")));
-    if (st.seq > 1) continue;
-    EXPECT_EQ(on->dispatches_per_execute(), 2u);
-    EXPECT_EQ(folded_off->dispatches_per_execute(), 2u);
-    EXPECT_EQ(combined->dispatches_per_execute(), 3u);
-  }
-
-  RuntimeOptions bad = c.options;
-  bad["sdpa_decode_fold_chunks"] = "yes";
-  const std::unique_ptr<Program> malformed = make_program(c, w, true, bad);
-  const std::string why = testing::rejected_text(testing::route_of(*malformed, "attn"));
-  EXPECT_NE(why.find("sdpa_decode_fold_chunks is \"yes\", not a count from 0 to 1024"), std::string::npos) << why;
-}
-
-// Warm-ahead (sdpa_flash.cpp): extra workgroups of the split pass read the projection's weight (the
+// Warm-ahead (sdpa_flash.cpp): extra workgroups of flash decoding read the projection's weight (the
 // node's only matrix, so both `0` and `last` pick it) and change nothing: attn, out and both caches
-// bit for bit as without them, at single, merged and pass-2 steps (the bound at 4 chunks), with a
-// run of words per workgroup that ends inside the inner loop (3 workgroups over the weight's
-// 1,728 words) and with more workgroups than words (test_sdpa_replay.cpp: bad values decline the
-// route). A warm whose workgroups add 1 to the merge's count instead of 0 fails it.
+// bit for bit as without them, at single steps and at steps merged by the projection and by flash
+// decoding; 128 workgroups over the weight's 1,728 words take runs of 14, which the bound inside
+// the inner loop cuts short (test_sdpa_replay.cpp: bad values decline the route). A warm whose
+// workgroups add 1 to the merge's count instead of 0 fails it.
 TEST(RopeSdpaLinearRoutes, WarmWorkgroupsChangeNothing) {
-  const Case& c = kCases[4];
+  const Case& c = kCases[0];
   const AttnConfig a = config(c);
   const Weight w = weight(c);
   RuntimeOptions off = c.options;
   off["sdpa_decode_warm"] = "off";
   const std::unique_ptr<Program> plain = make_program(c, w, true, off);
   std::vector<std::unique_ptr<Program>> warmed;
-  for (const auto& [pick, wgs] : std::vector<std::pair<const char*, const char*>>{{"0", "3"}, {"last", "1024"}}) {
+  for (const char* pick : {"0", "last"}) {
     RuntimeOptions on = c.options;
     on["sdpa_decode_warm"] = pick;
-    on["sdpa_decode_warm_wgs"] = wgs;
     warmed.push_back(make_program(c, w, true, on));
     EXPECT_EQ(testing::route_of(*warmed.back(), "attn").small_route, "rope_flash_decoding+merged_q4_gemv")
         << testing::rejected_text(testing::route_of(*warmed.back(), "attn"));

@@ -39,10 +39,7 @@ const HalfCase kHalfCases[] = {
     {"K16Q16_D128_GQA", 8, 2, 128, 16, {}, "k16_streaming_q16"},
     {"K16Q32_D64_GQA", 8, 2, 64, 16, {{"sdpa_query_tile", "32"}}, "k16_streaming_q32"},
     {"Flash_D64_GQA", 8, 2, 64, 1, {}, "flash_decoding"},  // a single pass at these contexts
-    {"Flash_D64_GQA_TwoPass", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}}, "flash_decoding"},
-    // sdpa_decode_specialize = off: one kernel that reads the group size and head_dim from params.
-    {"Flash_D64_GQA_TwoPass_Generic", 8, 2, 64, 1,
-     {{"sdpa_decode_single_max", "0"}, {"sdpa_decode_specialize", "off"}}, "flash_decoding"},
+    {"Flash_D64_GQA_Split", 8, 2, 64, 1, {{"sdpa_decode_single_max", "0"}}, "flash_decoding"},
     {"Materialized_D80_MHA", 2, 2, 80, 16, {}, "materialized"},
 };
 

@@ -6,7 +6,8 @@
 // output is compared with the double reference. The queries fall on several chunks with a partial
 // last tile (and a tile that is not a multiple of 4 rows), for groups of 1, 2, 4, 8 and 16 query
 // heads, head_dim 64 and 128 (and an odd group, and head_dim up to 1024), f32 and f16 caches,
-// under the default chunking, 3 chunks (tens of tiles per chunk) and a single pass.
+// under the default chunking (up to 32 chunks of two tiles) and a single pass (64 tiles). The
+// split's chunks are merged in the same dispatch: one at every step.
 #include <algorithm>
 #include <memory>
 #include <ostream>
@@ -44,11 +45,7 @@ struct LongCase {
 const int64_t kVisible[] = {64, 65, 128, 193, 1234, 3000, 3001, 3073, 4001, 4096};
 
 const RuntimeOptions kDefault{};
-const RuntimeOptions kThreeChunks{{"sdpa_decode_chunks", "3"}};
-const RuntimeOptions kManyChunks{{"sdpa_decode_chunks", "1024"}};  // 16-row chunks: 256 at 4096 rows
 const RuntimeOptions kSinglePass{{"sdpa_decode_single_max", "1048576"}};
-const RuntimeOptions kCombinePass{{"sdpa_decode_merge", "off"}};
-const RuntimeOptions kManyChunksCombinePass{{"sdpa_decode_chunks", "1024"}, {"sdpa_decode_merge", "off"}};
 
 std::vector<LongCase> long_cases() {
   std::vector<LongCase> cases;
@@ -72,20 +69,11 @@ std::vector<LongCase> long_cases() {
   cases.push_back({"G16_D64_F16", 16, 1, 64, DType::f16, kDefault});
   cases.push_back({"G3_D336_F32", 3, 1, 336, DType::f32, kDefault});
   cases.push_back({"G1_D1024_F16", 2, 2, 1024, DType::f16, kDefault});
-  // The other chunkings.
-  cases.push_back({"G4_D64_F16_3Chunks", 8, 2, 64, DType::f16, kThreeChunks});
-  cases.push_back({"G2_D128_F16_3Chunks", 4, 2, 128, DType::f16, kThreeChunks});
-  cases.push_back({"G8_D128_F32_3Chunks", 8, 1, 128, DType::f32, kThreeChunks});
-  cases.push_back({"G2_D128_F16_ManyChunks", 4, 2, 128, DType::f16, kManyChunks});  // the combine's every lane
-  cases.push_back({"G4_D64_F32_ManyChunks", 8, 2, 64, DType::f32, kManyChunks});
+  // One workgroup per kv head over every visible row.
   cases.push_back({"G4_D64_F16_SinglePass", 8, 2, 64, DType::f16, kSinglePass});
   cases.push_back({"G2_D128_F16_SinglePass", 4, 2, 128, DType::f16, kSinglePass});
   cases.push_back({"G1_D64_F32_SinglePass", 2, 2, 64, DType::f32, kSinglePass});
-  // Pass 2 instead of the split pass's own merge: the option off, and a group whose chunks'
-  // weights are more than the kernel holds (8 heads x 256 chunks at 4,096 rows).
-  cases.push_back({"G4_D64_F16_CombinePass", 8, 2, 64, DType::f16, kCombinePass});
-  cases.push_back({"G2_D128_F32_ManyChunks_CombinePass", 4, 2, 128, DType::f32, kManyChunksCombinePass});
-  cases.push_back({"G8_D64_F16_ManyChunks", 8, 1, 64, DType::f16, kManyChunks});
+  cases.push_back({"G8_D128_F32_SinglePass", 8, 1, 128, DType::f32, kSinglePass});
   return cases;
 }
 
@@ -106,24 +94,6 @@ void PrintTo(const LongCase& c, std::ostream* os) { *os << c.name; }
 
 class LongContext : public ::testing::TestWithParam<LongCase> {};
 
-// sdpa's dispatches for a query with `visible` rows: one for a single pass (by default up to
-// 128 rows at head_dim 64, 64 at wider heads) and for a split pass that merges its own chunks
-// (at most 1,024 weights: group x chunks), else two (pass 2 merges them). The chunks as
-// sdpa_flash.cpp plans them: at most sdpa_decode_chunks (by default 32, or 48 from 2,049 to 3,072
-// rows) of a multiple of 16 rows.
-uint32_t expected_dispatches(const AttnConfig& c, bool single, int64_t visible) {
-  const int64_t single_max = c.dim <= 64 ? 128 : 64;
-  if (single || visible <= single_max) return 1;
-  const auto limit_it = c.options.find("sdpa_decode_chunks");
-  const int64_t limit = limit_it != c.options.end()           ? std::stoll(limit_it->second)
-                        : visible > 2048 && visible <= 3072 ? 48
-                                                            : 32;
-  const int64_t rows = std::max<int64_t>(16, ((visible + limit - 1) / limit + 15) / 16 * 16);
-  const int64_t chunks = (visible + rows - 1) / rows;
-  const bool merge_off = c.options.contains("sdpa_decode_merge");
-  return !merge_off && (c.hq / c.hkv) * chunks <= 1024 ? 1u : 2u;
-}
-
 TEST_P(LongContext, EveryQueryMatchesTheReference) {
   const AttnConfig c = long_config(GetParam());
   graph::GraphBuilder b;
@@ -131,10 +101,9 @@ TEST_P(LongContext, EveryQueryMatchesTheReference) {
   const RouteChoice& sdpa = testing::route_of(prog, "sdpa");
   ASSERT_EQ(sdpa.route, "flash_decoding") << testing::rejected_text(sdpa);
   AttnReference ref(c, c.kv == DType::f16);
-  const bool single = c.options.contains("sdpa_decode_single_max");
   uint32_t seed = 9000;
   // Writes `rows` k and v rows at `pos`, then checks the query at pos (rows 0 .. pos visible)
-  // and sdpa's dispatches (the program's minus the two cache updates).
+  // and sdpa's dispatch (the program's others are the two cache updates).
   auto run = [&](int64_t pos, int64_t rows) {
     SCOPED_TRACE("input_pos " + std::to_string(pos) + ", " + std::to_string(rows) + " rows written");
     const Step fill{pos, rows, {}, testing::random_floats(static_cast<size_t>(c.batch * rows * c.hkv * c.dim), seed++),
@@ -147,7 +116,7 @@ TEST_P(LongContext, EveryQueryMatchesTheReference) {
     prog.execute();
     ref.append(fill);
     EXPECT_TRUE(testing::close(prog.read_f32("out"), ref.attend(query)));
-    EXPECT_EQ(prog.dispatches_per_execute() - 2, expected_dispatches(c, single, pos + 1));
+    EXPECT_EQ(prog.dispatches_per_execute(), 3u);
   };
   for (int64_t pos = 0; pos + kFill <= kMaxSeq; pos += kFill) {
     run(pos, kFill);

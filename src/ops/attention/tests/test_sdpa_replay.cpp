@@ -3,11 +3,13 @@
 // are fed per step, and every step's output is compared with a double reference over the whole
 // history. Each case asserts the route sdpa took (and why the ones before it were refused), so
 // together they take every route: flash_decoding (a single pass at these short contexts, and
-// split with the combine pass when sdpa_decode_single_max is 0), k16 with Q16 and with the Q32
-// option at head_dim 64 and 128 (unsplit, and split over a long cache with the combine pass), and
-// materialized where the faster routes' guards fail; GQA and MHA.
+// split, its chunks merged in the same dispatch, when sdpa_decode_single_max is 0), k16 with Q16
+// and with the Q32 option at head_dim 64 and 128 (unsplit, and split over a long cache with the
+// combine pass), and materialized where the faster routes' guards fail; GQA and MHA.
 #include <algorithm>
+#include <array>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,10 +53,9 @@ AttnConfig config(int64_t batch, int64_t hq, int64_t hkv, int64_t dim, int64_t m
 }
 
 const RuntimeOptions kQ32{{"sdpa_query_tile", "32"}};
-// flash_decoding's split pass and combine at every step (the default single pass covers these
-// contexts).
-const RuntimeOptions kTwoPass{{"sdpa_decode_single_max", "0"}};
-const RuntimeOptions kCombinePass{{"sdpa_decode_single_max", "0"}, {"sdpa_decode_merge", "off"}};
+// flash_decoding split at every step (the default single pass covers these contexts): 40 visible
+// rows are 3 chunks.
+const RuntimeOptions kSplit{{"sdpa_decode_single_max", "0"}};
 
 const Case kCases[] = {
     {"K16Q16_D64_GQA", config(1, 8, 2, 64), kPrefill13, "k16_streaming_q16", "flash_decoding: S can be 16"},
@@ -66,50 +67,13 @@ const Case kCases[] = {
     {"K16Q32_D64_MHA_SplitK", config(1, 2, 2, 64, 16, kQ32, 256), kLong, "k16_streaming_q32", "", true},
     {"Materialized_D80_GQA", config(1, 8, 2, 80), kPrefill13, "materialized", "head_dim 80 is not 64 or 128"},
     {"Materialized_D33_MHA", config(1, 2, 2, 33), kPrefill7, "materialized", "head_dim 33 is not 64 or 128"},
-    {"Materialized_BadQueryTile", config(1, 4, 1, 64, 16, {{"sdpa_query_tile", "24"}}), kPrefill7, "materialized",
-     "sdpa_query_tile is \"24\""},
     {"Flash_D64_GQA", config(1, 8, 2, 64, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D128_MHA_Batch2", config(2, 2, 2, 128, 1), kDecode40, "flash_decoding", ""},
     {"Flash_D80_GQA", config(1, 4, 1, 80, 1), kDecode40, "flash_decoding", ""},
-    {"Flash_D64_GQA_TwoPass", config(1, 8, 2, 64, 1, kTwoPass), kDecode40, "flash_decoding", ""},
-    {"Flash_D128_MHA_Batch2_TwoPass", config(2, 2, 2, 128, 1, kTwoPass), kDecode40, "flash_decoding", ""},
-    {"Flash_D80_GQA_TwoPass", config(1, 4, 1, 80, 1, kTwoPass), kDecode40, "flash_decoding", ""},
-    {"Flash_D64_GQA_CombinePass", config(1, 8, 2, 64, 1, kCombinePass), kDecode40, "flash_decoding", ""},
-    {"Flash_D128_MHA_Batch2_CombinePass", config(2, 2, 2, 128, 1, kCombinePass), kDecode40, "flash_decoding", ""},
-    // sdpa_decode_chunks (tuning): fewer chunks than the default; a bad value declines the route.
-    {"Flash_D64_GQA_3Chunks", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "3"}, {"sdpa_decode_single_max", "0"}}),
-     kDecode40, "flash_decoding", ""},
-    {"Flash_BadChunks_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_chunks", "0"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_chunks is \"0\", not a count from 1 to 1024"},
-    // sdpa_decode_single_max (tuning, test_sdpa_single_pass.cpp): a bad value declines the route.
-    {"Flash_BadSingleMax_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_single_max", "-1"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_single_max is \"-1\", not a row count from 0 to 1048576"},
-    // sdpa_decode_specialize (tuning, test_sdpa_f16.cpp and test_rope_sdpa.cpp): off reads the
-    // geometry from params; a bad value declines the route.
-    {"Flash_D80_GQA_Generic", config(1, 4, 1, 80, 1, {{"sdpa_decode_specialize", "off"}, {"sdpa_decode_single_max", "0"}}),
-     kDecode40, "flash_decoding", ""},
-    {"Flash_BadSpecialize_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_specialize", "yes"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_specialize is \"yes\", not on or off"},
-    // sdpa_decode_wide (tuning): off takes phases A and C's loads four and eight at a time; a bad
-    // value declines the route. sdpa_decode_hold (flash_rope's held norm, test_rope_sdpa.cpp) too.
-    {"Flash_D128_GQA_Narrow", config(1, 4, 2, 128, 1, {{"sdpa_decode_wide", "off"}, {"sdpa_decode_single_max", "0"}}),
-     kDecode40, "flash_decoding", ""},
-    {"Flash_BadWide_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_wide", "1"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_wide is \"1\", not on or off"},
-    {"Flash_BadHold_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_hold", "1"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_hold is \"1\", not on or off"},
-    // sdpa_decode_fold_rows (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
-    {"Flash_BadFoldRows_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_fold_rows", "65"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_fold_rows is \"65\", not a row count from 1 to 64"},
-    // sdpa_decode_warm and its bounds (tuning, test_rope_sdpa_linear.cpp): a bad value declines the route.
-    {"Flash_BadWarm_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm", "first"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_warm is \"first\", not off, last or a place from 0 to 7"},
-    {"Flash_BadWarmPlace_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm", "8"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_warm is \"8\", not off, last or a place from 0 to 7"},
-    {"Flash_BadWarmWorkgroups_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm_wgs", "0"}}), kDecode40,
-     "k16_streaming_q16", "flash_decoding: sdpa_decode_warm_wgs is \"0\", not a count from 1 to 1024"},
-    {"Flash_BadWarmBytes_K16", config(1, 8, 2, 64, 1, {{"sdpa_decode_warm_mb", "x"}}), kDecode40, "k16_streaming_q16",
-     "flash_decoding: sdpa_decode_warm_mb is \"x\", not a count from 1 to 4096"},
+    {"Flash_D64_GQA_Split", config(1, 8, 2, 64, 1, kSplit), kDecode40, "flash_decoding", ""},
+    {"Flash_D128_MHA_Batch2_Split", config(2, 2, 2, 128, 1, kSplit), kDecode40, "flash_decoding", ""},
+    {"Flash_D80_GQA_Split", config(1, 4, 1, 80, 1, kSplit), kDecode40, "flash_decoding", ""},
+    {"Flash_D128_GQA_Split", config(1, 4, 2, 128, 1, kSplit), kDecode40, "flash_decoding", ""},
     // Decode-only graphs flash_decoding refuses (group x head_dim over 1024): k16 takes S == 1,
     // and materialized where k16 cannot either.
     {"DecodeWideGroup_K16", config(1, 32, 1, 64, 1, {}, 128), kDecode72, "k16_streaming_q16",
@@ -152,9 +116,9 @@ TEST_P(Replay, EveryStepMatchesTheReferenceOverTheWholeHistory) {
     EXPECT_EQ(flash_decode, c.max_new > 1) << "small-class route: '" << sdpa.small_route << "'";
     EXPECT_EQ(most_dispatches, tc.split ? 4u : 3u);
   } else if (tc.route == "flash_decoding") {
-    // A single pass up to 40 rows by default, and the split pass merges its own chunks: one
-    // dispatch with the two cache updates; pass 2 only where sdpa_decode_merge is off.
-    EXPECT_EQ(most_dispatches, c.options.contains("sdpa_decode_merge") ? 4u : 3u);
+    // A single pass up to 40 rows by default, and the split merges its own chunks: one dispatch
+    // with the two cache updates.
+    EXPECT_EQ(most_dispatches, 3u);
   }
   // The caches hold every token at its position and zeros beyond.
   EXPECT_EQ(prog.read_state_f32("k_cache"), ref.cache(false));
@@ -162,6 +126,27 @@ TEST_P(Replay, EveryStepMatchesTheReferenceOverTheWholeHistory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Routes, Replay, ::testing::ValuesIn(kCases), [](const auto& tp) { return tp.param.name; });
+
+// The attention options' malformed values are refused before anything is built, each naming the
+// values the option takes (runtime/options.h).
+TEST(ReplayOptions, MalformedValuesAreRefused) {
+  for (const auto& [name, value, takes] : std::vector<std::array<const char*, 3>>{
+           {"sdpa_query_tile", "24", "16 | 32"},
+           {"sdpa_decode_single_max", "-1", "auto | 0 to 1048576"},
+           {"sdpa_decode_warm", "first", "auto | off | last | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7"},
+           {"sdpa_decode_warm", "8", "auto | off | last | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7"}}) {
+    SCOPED_TRACE(std::string(name) + "=" + value);
+    const AttnConfig c = config(1, 8, 2, 64, 1, {{name, value}});
+    graph::GraphBuilder b;
+    try {
+      Program prog(testing::shared_context(), testing::attention_graph(b, c), b.weights(), c.options);
+      ADD_FAILURE() << "built";
+    } catch (const std::invalid_argument& e) {
+      const std::string want = "runtime option " + std::string(name) + " is '" + value + "'; it takes " + takes;
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
 
 // An explicit scale replaces 1/sqrt(head_dim) on every route.
 TEST(ReplayScale, ExplicitScaleIsUsed) {

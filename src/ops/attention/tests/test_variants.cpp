@@ -19,8 +19,8 @@ TEST(AttentionVariants, EveryVariantCompiles) {
                                 gpu::KernelSource{variant_wgsl(v), variant_bindings(v)}));
     ++n;
   }
-  // update_cache, rope_update_cache, materialized, flash and flash_rope, combine, combine_rows, k16
-  EXPECT_EQ(n, 4u + 16u + 4u + 8u + 2u + 2u + 16u);
+  // update_cache, rope_update_cache, materialized, flash and flash_rope, combine, k16
+  EXPECT_EQ(n, 4u + 16u + 4u + 8u + 2u + 16u);
 }
 
 }  // namespace

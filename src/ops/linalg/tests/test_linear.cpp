@@ -141,25 +141,5 @@ TEST(LinearF32Routes, AlignedRowsLoadVectors) {
   l.check(prog, "tiled", {37, 132}, "tiled");
 }
 
-TEST(LinearF32Routes, GemvIsCorrectForAnyRowCountWhenForced) {
-  GraphBuilder b;
-  Linears l;
-  l.add(b, "m37", {37, 113}, 11, true);  // ten row blocks of 4, the last one partial
-  l.add(b, "m6", {6, 37}, 130, false);
-  Program prog(shared_context(), b.build(), b.weights(), {{"linalg_route", "gemv"}});
-  l.check(prog, "m37", {37, 113}, "gemv");
-  l.check(prog, "m6", {6, 37}, "gemv");
-}
-
-TEST(LinearF32Routes, LargeTile) {
-  GraphBuilder b;
-  Linears l;
-  l.add(b, "square", {130, 113}, 130, true);  // two tiles each way, both partial
-  l.add(b, "m3", {3, 37}, 11, false);
-  Program prog(shared_context(), b.build(), b.weights(), {{"linalg_tile", "128"}, {"linalg_route", "tiled"}});
-  l.check(prog, "square", {130, 113}, "tiled");
-  l.check(prog, "m3", {3, 37}, "tiled");
-}
-
 }  // namespace
 }  // namespace wgx::runtime

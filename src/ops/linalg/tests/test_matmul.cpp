@@ -104,15 +104,5 @@ TEST(MatmulF32, AlignedRowsLoadVectors) {
   mm.verify(prog, "gemv", "gemv");
 }
 
-TEST(MatmulF32, GemvIsCorrectForAnyRowCountWhenForced) {
-  GraphBuilder b;
-  Matmuls mm;
-  mm.add(b, "rows", {2, 37, 11}, {11, 113});
-  Program prog(shared_context(), b.build(), b.weights(), {{"linalg_route", "gemv"}});
-  mm.set(prog, "rows", {2, 37, 11}, {11, 113});
-  prog.execute();
-  mm.verify(prog, "rows", "gemv");
-}
-
 }  // namespace
 }  // namespace wgx::runtime

@@ -309,8 +309,8 @@ class Embeddings {
 };
 
 // The test matrix: prime M, N and K where the format allows (K is a multiple of the group),
-// every route but the two that q4_gemm precedes (q4_bk64 and q4_bk32: test_options.cpp turns
-// q4_gemm off), group sizes 32/64/128, f32 and f16 scales and activations, with and without bias.
+// every route but q4_bk32, which q4_gemm precedes (test_options.cpp takes it on a device with
+// less workgroup memory), group sizes 32/64/128, f32 and f16 scales and activations, with and without bias.
 inline const std::vector<ProductSpec>& product_specs() {
   const DType f32 = DType::f32, f16 = DType::f16;
   static const std::vector<ProductSpec> specs{

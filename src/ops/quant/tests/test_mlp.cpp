@@ -6,7 +6,7 @@
 // weight, with the rounding of act to int8 (per 16 at one row) in the bound. Negative controls: the bound
 // rejects out computed from act with the two values of each pair swapped or with a run's
 // values moved to the neighbouring run (what a wrong word or step order in the handover
-// gives), and with quant_mlp_q8 off no q8 kernel runs.
+// gives), and with quant_gemv_x8 off no q8 kernel runs.
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -160,7 +160,8 @@ TEST(QuantMlp, EveryNodeMatchesItsReference) {
   Mlps mlps;
   for (const MlpSpec& s : specs()) mlps.add(b, s);
   // The pair of dispatches (the persist route, a GPU's default for these shapes, has a test below).
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"profile", "1"}, {"quant_mlp_persist", "off"}});
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_persist", "off"}});
+  prog.set_timing(gpu::Timing::Dispatches);
   for (const MlpSpec& s : specs()) mlps.set(prog, s.name);
   prog.execute();
   for (const MlpSpec& s : specs()) mlps.verify(prog, s.name);
@@ -202,17 +203,19 @@ TEST(QuantMlp, OneWorkgroupWalkingEveryTileMatches) {
   for (const MlpSpec& s : one_row) mlps.verify(prog, s.name);
 }
 
-TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
+// quant_gemv_x8 off keeps every one-row product's x in f32, act too: the two ops' routes.
+TEST(QuantMlp, X8OffTakesTheTwoOpsRoutes) {
   graph::GraphBuilder b;
   Mlps mlps;
   MlpSpec s = specs()[0];
   s.route = "linear_swiglu+linear";
   mlps.add(b, s);
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_mlp_q8", "off"}, {"profile", "1"}});
+  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_x8", "off"}});
+  prog.set_timing(gpu::Timing::Dispatches);
   mlps.set(prog, s.name);
   prog.execute();
   mlps.verify(prog, s.name);
-  EXPECT_NE(testing::rejected(prog.routes().at(0)).find("quant_mlp_q8 is off"), std::string::npos);
+  EXPECT_NE(testing::rejected(prog.routes().at(0)).find("quant_gemv_x8 is off"), std::string::npos);
   for (const gpu::DispatchTiming& t : prog.last_timings()) {
     EXPECT_EQ(t.kernel.find("q4_gemv.q8."), std::string::npos) << t.kernel;
   }
@@ -221,47 +224,50 @@ TEST(QuantMlp, OptionOffTakesTheTwoOpsRoutes) {
 // The persist route (gate/up, handoff and down in one dispatch) gives what the pair of
 // dispatches gives, bit for bit, over several steps with new inputs (the handoff's words are
 // back at zero after each): the same products with the same lanes (as many workgroups in both,
-// the workgroup reduction in both). One workgroup on a CPU adapter (the route takes no more
-// there), on a GPU also 64, 256 and 4,096 (more than a GPU runs at once: the waits make the
-// gate/up tiles of workgroups that have not started). With quant_mlp_persist_help, workgroup 0
-// claims none of its gate/up tiles, leaving them to a wait, which must make them all (else
-// act, and so y, would differ). Both with act staged in workgroup memory after the handoff and
-// read where it lies (quant_mlp_persist_stage).
+// the workgroup reduction in both: a device without subgroups). One workgroup on a CPU adapter
+// (the route takes no more there), on a GPU also 64, 256 and 4,096 (more than a GPU runs at
+// once: the waits make the gate/up tiles of workgroups that have not started). With
+// quant_mlp_persist_help, workgroup 0 claims none of its gate/up tiles, leaving them to a wait,
+// which must make them all (else act, and so y, would differ). Both with act staged in workgroup
+// memory after the handoff (the norm nodes) and read where it lies: n_act's act (4,672 wide:
+// 7,008 bytes in int8) does not fit beside its gate/up product's 9,440 bytes on a device with
+// 16 KiB of workgroup memory.
 TEST(QuantMlp, PersistMatchesThePairBitForBit) {
   const bool gpu = !testing::shared_context().adapter().is_cpu;
-  for (const char* wgs : {"1", "64", "256", "4096"}) {
-    for (const char* help : {"off", "on"}) {
-      for (const char* stage : {"on", "off"}) {
+  const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
+  const std::vector<MlpSpec> wide_act{{"n_act", 1, 128, 4672, 32, true, ""}};
+  for (const auto& [storage, nodes] : {std::pair{0u, one_row}, std::pair{16384u, wide_act}}) {
+    gpu::Context& device = testing::device_like(false, storage);
+    for (const char* wgs : {"1", "64", "256", "4096"}) {
+      for (const char* help : {"off", "on"}) {
         if (!gpu && std::atoi(wgs) > 1) continue;
         SCOPED_TRACE(std::string("quant_mlp_persist_wgs ") + wgs + ", quant_mlp_persist_help " + help +
-                     ", quant_mlp_persist_stage " + stage);
-        const std::vector<MlpSpec> one_row(specs().begin(), specs().begin() + 3);  // the norm nodes
+                     (storage ? ", act read where it lies" : ", act staged"));
         graph::GraphBuilder b1, b2;
         Mlps pair_mlps, persist_mlps;
-        for (MlpSpec s : one_row) {
+        for (MlpSpec s : nodes) {
           pair_mlps.add(b1, s);
           s.route = "q4_gemv_persist";
           persist_mlps.add(b2, s);
         }
-        const RuntimeOptions base{
-          {"quant_gemv_stage_wgs", wgs}, {"quant_gemv_reduce", "wg"}, {"profile", "1"}, {"quant_mlp_persist", "off"}};
+        const RuntimeOptions base{{"quant_gemv_stage_wgs", wgs}, {"quant_mlp_persist", "off"}};
         RuntimeOptions with = base;
         with["quant_mlp_persist"] = "on";
         with["quant_mlp_persist_wgs"] = wgs;
         with["quant_mlp_persist_help"] = help;
-        with["quant_mlp_persist_stage"] = stage;
-        Program pair(testing::shared_context(), b1.build(), b1.weights(), base);
-        Program persist(testing::shared_context(), b2.build(), b2.weights(), with);
+        Program pair(device, b1.build(), b1.weights(), base);
+        Program persist(device, b2.build(), b2.weights(), with);
+        persist.set_timing(gpu::Timing::Dispatches);
         for (int step = 0; step < 3; ++step) {
-          for (const MlpSpec& s : one_row) {
+          for (const MlpSpec& s : nodes) {
             pair_mlps.set(pair, s.name);
             persist_mlps.set(persist, s.name);
           }
           pair.execute();
           persist.execute();
-          EXPECT_EQ(persist.dispatches_per_execute(), one_row.size());
-          EXPECT_EQ(pair.dispatches_per_execute(), 2 * one_row.size());
-          for (const MlpSpec& s : one_row) {
+          EXPECT_EQ(persist.dispatches_per_execute(), nodes.size());
+          EXPECT_EQ(pair.dispatches_per_execute(), 2 * nodes.size());
+          for (const MlpSpec& s : nodes) {
             persist_mlps.verify(persist, s.name);
             for (const char* out : {".act", ".y", ".sum"}) {
               EXPECT_EQ(persist.read_f32(s.name + out), pair.read_f32(s.name + out)) << s.name << out;
@@ -354,12 +360,11 @@ TEST(QuantMlp, MalformedOptionIsABuildError) {
   graph::GraphBuilder b;
   Mlps mlps;
   mlps.add(b, specs()[0]);
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_q8", "maybe"}}, "the quant_mlp_q8 option is 'maybe', not on or off"));
-  EXPECT_TRUE(
-      testing::build_fails(b, {{"quant_mlp_persist", "maybe"}}, "the quant_mlp_persist option is 'maybe', not on or off"));
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_wgs", "x"}}, "quant_mlp_persist_wgs"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist", "maybe"}},
+                                   "runtime option quant_mlp_persist is 'maybe'; it takes auto | on | off"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_wgs", "x"}}, "runtime option quant_mlp_persist_wgs is 'x'"));
   EXPECT_TRUE(testing::build_fails(b, {{"quant_mlp_persist_fault", "x"}},
-                                   "the quant_mlp_persist_fault option is 'x', not on or off"));
+                                   "runtime option quant_mlp_persist_fault is 'x'; it takes on | off"));
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
-// The q4 gemv tuning options: quant_gemv_tpc (lanes per column pair or group in the workgroup
-// reductions) at its extremes and quant_gemv_reduce (sg: subgroupAdd, wg: workgroup memory,
-// sgwg: subgroupAdd then workgroup memory) every way (and the one-row and four-row kernels, by
-// the specs' M) give results within the bound, and a bad value is a build error that names the
-// option. Likewise q4_gemm's: quant_gemm_split (splits of K) and quant_gemm_rows (tile height)
-// forced, and quant_gemm = off, which leaves prefill to q4_bk64 and q4_bk32. And the one-row
-// kernel's x staging (quant_gemv_stage), add_rms_norm prologue (quant_gemv_norm) and int8 x
-// (quant_gemv_x8, with its own bound).
+// The q4 product kernels' paths and options: the one-row and four-row kernels at every lane
+// count their K gives (1 to 256), with the subgroup reduction where a device has subgroups of
+// one fixed size and through workgroup memory where it has none; the one-row kernel's staging
+// over one or many workgroups per row and its add_rms_norm prologue; int8 x (quant_gemv_x8, with
+// its own bound); the diagnostics that end it early (quant_gemv_stop). Likewise q4_gemm's int8 x
+// (quant_gemm_x8) with its splits of K, and the tiled route that a device with less workgroup
+// memory prefills with. A malformed option is a build error that names it.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -19,46 +18,36 @@ namespace {
 using graph::DType;
 using testing::Products;
 
-TEST(QuantOptions, GemvLaneCountsGiveTheSameResults) {
-  for (const char* tpc : {"1", "128", "256"}) {
-    SCOPED_TRACE(tpc);
+TEST(QuantOptions, EveryLaneCountAndReductionMatches) {
+  // Lanes per column group by K (a 32-value chunk per lane): 1 at K = 32 ("k32"), 2 at 64
+  // ("qkv", "sw_odd"), 4 at 128, 64 at 2,048 ("b"), 256 at 8,192 ("k8192": four rows, x read
+  // where it lies). Where subgroups have one fixed size (SwiftShader's 4) the products whose
+  // column groups are whole subgroups take sgwg: "a" and "sw" (4 lanes: one subgroup, no
+  // barrier), "b", "n_sw" and "k8192" (subgroups summed through workgroup memory); the others
+  // keep wg. On a device without subgroups every product takes wg. The kernels that ran
+  // (profiled dispatches) show it.
+  const DType f16 = DType::f16, f32 = DType::f32;
+  const std::vector<testing::ProductSpec> specs{
+      {"a", 4, 113, 128, 32, f16, f32, true, {}, "q4_gemv"},
+      {"b", 1, 38, 2048, 64, f32, f16, false, {}, "q4_gemv"},
+      {"qkv", 2, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
+      {"sw", 1, 44, 128, 32, f32, f16, true, {}, "q4_gemv", false, false, true},
+      {"sw_odd", 3, 38, 64, 32, f16, f32, false, {}, "q4_gemv", false, false, true},
+      {"n_sw", 1, 44, 128, 32, f32, f32, true, {}, "q4_gemv", false, false, true, true},  // the prologue
+      {"k32", 1, 113, 32, 32, f32, f32, true, {}, "q4_gemv"},
+      {"k8192", 3, 11, 8192, 64, f32, f32, false, {}, "q4_gemv"},
+  };
+  for (const bool subgroups : {true, false}) {
+    SCOPED_TRACE(subgroups ? "the shared device" : "a device without subgroups");
+    gpu::Context& device = subgroups ? testing::shared_context() : testing::device_like(false);
+    const gpu::AdapterDescription& a = device.adapter();
+    const bool fixed = device.features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
+    if (subgroups && !fixed) continue;  // the other device covers this one
     graph::GraphBuilder b;
     Products p;
-    p.add(b, {"a", 4, 113, 128, 32, DType::f16, DType::f32, true, {}, "q4_gemv"});
-    p.add(b, {"b", 3, 11, 2048, 64, DType::f32, DType::f32, false, {}, "q4_gemv"});
-    Program prog(testing::shared_context(), b.build(), b.weights(),
-                 {{"quant_gemv_tpc", tpc}, {"quant_gemv_reduce", "wg"}});
-    p.set(prog, "a", 4);
-    p.set(prog, "b", 3);
-    prog.execute();
-    p.verify(prog, "a");
-    p.verify(prog, "b");
-  }
-}
-
-TEST(QuantOptions, EveryReductionMatches) {
-  // With sgwg, the products whose column groups are whole subgroups take it: on SwiftShader's
-  // subgroups of 4, "a" and "sw" (4 lanes: one subgroup, no barrier), "b" (16 subgroups summed
-  // through workgroup memory) and "n_sw"; "qkv" and "sw_odd" (K = 64: 2 lanes) keep wg. The
-  // kernels that ran (profiled dispatches) show it, and the other reductions' none.
-  const gpu::AdapterDescription& a = testing::shared_context().adapter();
-  const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
-  for (const char* reduce : {"wg", "sg", "sgwg"}) {
-    SCOPED_TRACE(reduce);
-    if (std::string(reduce) != "wg" && !fixed) GTEST_SKIP() << "no subgroups of one fixed size on this adapter";
-    graph::GraphBuilder b;
-    Products p;
-    const DType f16 = DType::f16, f32 = DType::f32;
-    const std::vector<testing::ProductSpec> specs{
-        {"a", 4, 113, 128, 32, f16, f32, true, {}, "q4_gemv"},
-        {"b", 1, 38, 2048, 64, f32, f16, false, {}, "q4_gemv"},
-        {"qkv", 2, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
-        {"sw", 1, 44, 128, 32, f32, f16, true, {}, "q4_gemv", false, false, true},
-        {"sw_odd", 3, 38, 64, 32, f16, f32, false, {}, "q4_gemv", false, false, true},
-        {"n_sw", 1, 44, 128, 32, f32, f32, true, {}, "q4_gemv", false, false, true, true},  // the prologue
-    };
     for (const auto& s : specs) p.add(b, s);
-    Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemv_reduce", reduce}, {"profile", "1"}});
+    Program prog(device, b.build(), b.weights());
+    prog.set_timing(gpu::Timing::Dispatches);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
@@ -66,85 +55,49 @@ TEST(QuantOptions, EveryReductionMatches) {
     for (const gpu::DispatchTiming& t : prog.last_timings()) {
       if (t.kernel.find(".sgwg.") != std::string::npos) sgwg.insert(t.label);
     }
-    if (std::string(reduce) == "sgwg" && a.subgroup_min_size == 4) {
-      // Nodes as the timings name them ("#<node> <op>"): a, b, sw and n_sw (K = 64: two lanes, wg).
-      EXPECT_EQ(sgwg, (std::set<std::string>{"#0 linear", "#1 linear", "#3 linear_swiglu",
-                                             "#5 add_rms_norm_linear_swiglu"}));
-    } else if (std::string(reduce) != "sgwg") {
+    if (!device.features().timestamp_query) continue;  // no timings to tell
+    if (!subgroups) {
       EXPECT_TRUE(sgwg.empty());
+    } else if (a.subgroup_min_size == 4) {
+      // Nodes as the timings name them ("#<node> <op>").
+      EXPECT_EQ(sgwg, (std::set<std::string>{"#0 linear", "#1 linear", "#3 linear_swiglu",
+                                             "#5 add_rms_norm_linear_swiglu", "#7 linear"}));
     }
   }
 }
 
-TEST(QuantOptions, StagingAndTheNormPrologueGiveTheSameResults) {
-  // quant_gemv_norm (on by default) runs an add_rms_norm_ product at one row of f32 x in one
-  // dispatch, off in two (add_rms_norm's kernel, then the product); quant_gemv_stage on stages x
-  // in workgroup memory for the plain products too. Same results within the bound every way; the
-  // dispatch count shows which path ran.
-  const DType f32 = DType::f32;
-  // quant_gemv_stage_wgs = 1 makes one workgroup stage x and take every column tile (4 each
-  // here: a lane group of 64 or 32 lanes, 16 or 32 columns per workgroup); quant_gemv_one_tile
-  // then gives that workgroup one tile of all the columns (16 or 8 lanes per column group, each
-  // walking 4 chunks of a row), and with 2 workgroups one tile each. "": the default (one halving
-  // of the lanes where that makes one tile).
-  using Case = std::array<const char*, 4>;  // norm, stage, stage_wgs, one_tile
-  for (const Case& c :
-       {Case{"on", "on", "256", "off"}, Case{"on", "off", "256", "off"}, Case{"off", "on", "256", "off"},
-        Case{"off", "off", "256", "off"}, Case{"on", "on", "1", "off"}, Case{"on", "on", "1", "on"},
-        Case{"off", "on", "2", "on"}, Case{"off", "on", "2", "off"}, Case{"on", "on", "1", ""},
-        Case{"off", "on", "2", ""}}) {
-    const char *norm = c[0], *stage = c[1];
-    {
-      SCOPED_TRACE(std::string("norm ") + norm + ", stage " + stage + ", workgroups " + c[2] + ", one tile " + c[3]);
-      graph::GraphBuilder b;
-      Products p;
-      const std::vector<testing::ProductSpec> specs{
-          {"n_qkv", 1, 61, 2048, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
-          {"n_sw", 1, 44, 96, 32, DType::f16, f32, false, {}, "q4_gemv", false, false, true, true},
-          {"plain", 1, 113, 1024, 64, f32, f32, true, {}, "q4_gemv"},
-      };
-      for (const auto& s : specs) p.add(b, s);
-      Program prog(testing::shared_context(), b.build(), b.weights(),
-                   {{"quant_gemv_norm", norm},
-                    {"quant_gemv_stage", stage},
-                    {"quant_gemv_stage_wgs", c[2]},
-                    {"quant_gemv_one_tile", c[3]}});
-      for (const auto& s : specs) p.set(prog, s.name, s.m);
-      prog.execute();
-      for (const auto& s : specs) p.verify(prog, s.name);
-      EXPECT_EQ(prog.dispatches_per_execute(), std::string(norm) == "on" ? 3u : 5u);
-    }
-  }
-}
-
-TEST(QuantOptions, SpecializedAndGenericKernelsGiveTheSameResults) {
-  // quant_gemv_specialize on (the default): q4_gemv compiled per product with N, K, the flags,
-  // the lanes, the tiles, the groups and the workgroups per row as pipeline constants
-  // (kQ4GemvFixed in products.cpp); off: one kernel reading them from params. Every variant the decoder
-  // uses: plain, qkv split with bias, swiglu, the norm prologue (int8 and f32 x), f16 scales,
-  // four rows, a workgroup taking several tiles; results within the bound both ways.
+TEST(QuantOptions, StagedProductsMatchWithOneOrManyWorkgroupsPerRow) {
+  // A one-row product that stages x (in int8, or normalized by the add_rms_norm prologue) runs
+  // at most 512 workgroups per row (256 with f32 x), each taking every G-th column tile. With
+  // quant_gemv_stage_wgs = 1 one workgroup walks every tile (n_qkv: 61 columns, 64 lanes a column
+  // group, so 16 columns a tile, 4 tiles); with 2, the tiles halve their lanes where that makes
+  // one tile a workgroup (n_qkv: 32 lanes, 2 tiles). Every variant the decoder uses: plain, qkv
+  // split with bias, swiglu, the norm prologue (int8 and f32 x), f16 scales, four rows; results
+  // within the bound every way. The prologue runs inside the product, one dispatch a node, but
+  // where it does not fit: n_wide's f32 x (8,192 values) and the kernel's other workgroup memory
+  // take 37,888 bytes, so a smaller device normalizes in a dispatch of its own first.
   const DType f16 = DType::f16, f32 = DType::f32;
-  using Case = std::array<const char*, 2>;  // specialize, stage workgroups
-  for (const Case& c : {Case{"on", ""}, Case{"on", "1"}, Case{"off", ""}, Case{"off", "1"}}) {
-    const char* wgs = c[1];
-    SCOPED_TRACE(std::string("specialize ") + c[0] + ", stage workgroups " + wgs);
+  const std::vector<testing::ProductSpec> specs{
+      {"plain", 1, 113, 1024, 64, f32, f32, true, {}, "q4_gemv"},
+      {"rows4", 4, 38, 256, 32, f16, f32, false, {}, "q4_gemv"},
+      {"qkv", 1, 61, 128, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
+      {"n_qkv", 1, 61, 2048, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
+      {"n_sw", 1, 44, 96, 32, f16, f32, false, {}, "q4_gemv", false, false, true, true},
+      {"n_wide", 1, 64, 8192, 32, f32, f32, false, {}, "q4_gemv", false, false, true, true},
+  };
+  for (const char* wgs : {"", "1", "2", "256"}) {
+    SCOPED_TRACE(std::string("stage workgroups '") + wgs + "'");
     graph::GraphBuilder b;
     Products p;
-    const std::vector<testing::ProductSpec> specs{
-        {"plain", 1, 113, 1024, 64, f32, f32, true, {}, "q4_gemv"},
-        {"rows4", 4, 38, 256, 32, f16, f32, false, {}, "q4_gemv"},
-        {"qkv", 1, 61, 128, 32, f32, f32, true, {37, 11, 13}, "q4_gemv"},
-        {"n_qkv", 1, 61, 2048, 32, f32, f32, true, {37, 11, 13}, "q4_gemv", false, false, false, true},
-        {"n_sw", 1, 44, 96, 32, f16, f32, false, {}, "q4_gemv", false, false, true, true},
-        {"n_wide", 1, 64, 8192, 32, f32, f32, false, {}, "q4_gemv", false, false, true, true},
-    };
     for (const auto& s : specs) p.add(b, s);
-    RuntimeOptions options{{"quant_gemv_specialize", c[0]}};
+    RuntimeOptions options;
     if (*wgs) options["quant_gemv_stage_wgs"] = wgs;
     Program prog(testing::shared_context(), b.build(), b.weights(), options);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
+    const bool fits = testing::shared_context().limits().max_compute_workgroup_storage_size >= 37888;
+    EXPECT_EQ(prog.dispatches_per_execute(), specs.size() + (fits ? 0 : 1));
   }
 }
 
@@ -156,13 +109,14 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
   // results (so it would catch int8 where f32 was asked for), and the four-row kernel, which
   // reads x where it lies in f32, still meets it.
   const DType f32 = DType::f32;
-  const gpu::AdapterDescription& a = testing::shared_context().adapter();
-  const bool fixed = testing::shared_context().features().subgroups && a.subgroup_min_size == a.subgroup_max_size;
-  using Case = std::array<const char*, 2>;  // reduce, stage_wgs
-  for (const Case& c :
-       {Case{"wg", "256"}, Case{"wg", "1"}, Case{"sg", "256"}, Case{"sgwg", "256"}, Case{"sgwg", "1"}}) {
-    SCOPED_TRACE(std::string(c[0]) + ", workgroups " + c[1]);
-    if (std::string(c[0]) != "wg" && !fixed) continue;  // no subgroups of one fixed size here
+  struct Case {
+    bool subgroups;  // the shared device (sgwg where its subgroups allow), or one without (wg)
+    const char* stage_wgs;
+  };
+  for (const Case& c : {Case{true, "256"}, Case{true, "1"}, Case{false, "256"}, Case{false, "1"}}) {
+    SCOPED_TRACE(std::string(c.subgroups ? "the shared device" : "a device without subgroups") + ", workgroups " +
+                 c.stage_wgs);
+    gpu::Context& device = c.subgroups ? testing::shared_context() : testing::device_like(false);
     graph::GraphBuilder b;
     Products p;
     const std::vector<testing::ProductSpec> specs{
@@ -180,8 +134,7 @@ TEST(QuantOptions, Int8ActivationsStayWithinTheirBound) {
       s.x8 = s.m == 1;
       p.add(b, s);
     }
-    Program prog(testing::shared_context(), b.build(), b.weights(),
-                 {{"quant_gemv_x8", "on"}, {"quant_gemv_reduce", c[0]}, {"quant_gemv_stage_wgs", c[1]}});
+    Program prog(device, b.build(), b.weights(), {{"quant_gemv_x8", "on"}, {"quant_gemv_stage_wgs", c.stage_wgs}});
     for (const auto& s : specs) p.set(prog, s.name, s.m, s.name == "plain" ? 96 : 0);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
@@ -235,27 +188,17 @@ TEST(QuantOptions, Int8ActivationsByDefaultForRowsUpTo4096) {
   }
 }
 
-TEST(QuantOptions, BadStageOrNormOptionIsABuildError) {
+// A malformed option is refused before anything is built (the table's message, runtime/options.h).
+TEST(QuantOptions, BadGemvOptionIsABuildError) {
   using Case = std::array<const char*, 3>;  // option, value, message
-  for (const Case& c : {Case{"quant_gemv_stage", "maybe", "the quant_gemv_stage option is 'maybe', not on or off"},
-                        Case{"quant_gemv_norm", "maybe", "the quant_gemv_norm option is 'maybe', not on or off"},
-                        Case{"quant_gemv_x8", "yes", "the quant_gemv_x8 option is 'yes', not on or off"},
-                        Case{"quant_gemv_one_tile", "1", "the quant_gemv_one_tile option is '1', not on or off"},
-                        Case{"quant_gemv_specialize", "1", "the quant_gemv_specialize option is '1', not on or off"},
-                        Case{"quant_gemv_stage_wgs", "0", "the quant_gemv_stage_wgs option is '0', not a count"},
-                        Case{"quant_gemv_stage_wgs", "x", "the quant_gemv_stage_wgs option is 'x', not a count"}}) {
+  for (const Case& c : {Case{"quant_gemv_x8", "yes", "runtime option quant_gemv_x8 is 'yes'; it takes auto | on | off"},
+                        Case{"quant_gemv_stage_wgs", "0", "runtime option quant_gemv_stage_wgs is '0'; it takes auto | 1"},
+                        Case{"quant_gemv_stage_wgs", "x", "runtime option quant_gemv_stage_wgs is 'x'; it takes auto | 1"}}) {
     graph::GraphBuilder b;
     Products p;
     p.add(b, {"a", 1, 32, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemv"});
     EXPECT_TRUE(testing::build_fails(b, {{c[0], c[1]}}, c[2])) << c[0] << "=" << c[1];
   }
-}
-
-TEST(QuantOptions, BadReduceOptionIsABuildError) {
-  graph::GraphBuilder b;
-  Products p;
-  p.add(b, {"a", 1, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemv"});
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_reduce", "tree"}}, "the quant_gemv_reduce option is 'tree'"));
 }
 
 TEST(QuantOptions, StopLeavesTheProductUnwritten) {
@@ -283,56 +226,42 @@ TEST(QuantOptions, StopLeavesTheProductUnwritten) {
   graph::GraphBuilder b;
   Products p;
   p.add(b, spec);
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_stop", "reduce"}}, "the quant_gemv_stop option is 'reduce'"));
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_stop", "reduce"}}, "runtime option quant_gemv_stop is 'reduce'"));
 }
 
-TEST(QuantOptions, BadLaneCountIsABuildError) {
-  graph::GraphBuilder b;
-  Products p;
-  p.add(b, {"a", 1, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemv"});
-  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemv_tpc", "48"}}, "the quant_gemv_tpc option is '48'"));
-}
-
-TEST(QuantOptions, GemmSplitsAndTileHeightsGiveTheSameResults) {
+TEST(QuantOptions, GemmSplitsGiveTheSameResultsWithEitherX) {
+  // q4_gemm splits K by shape (aiming for 256 workgroups): at these sizes every slice a split
+  // (partials, then the reduce pass), the GEMM writing y itself where K = 32 is one slice, and
+  // "uneven" (26 tiles: ceil(256 / 26) = 10 splits asked of 11 slices) in splits of two slices
+  // but the last of one. With x in int8 (quant_gemm_x8, the default: its own bound, q8_chunks'
+  // dispatch more per node) and in f32.
   const DType f16 = DType::f16, f32 = DType::f32;
   const std::vector<testing::ProductSpec> specs{
       {"a", 37, 113, 128, 32, f16, f32, true, {}, "q4_gemm"},
-      {"b", 41, 38, 256, 64, f32, f16, true, {}, "q4_gemm"},     // 8 slices: 3 splits of 3, 3, 2
+      {"b", 41, 38, 256, 64, f32, f16, true, {}, "q4_gemm"},
       {"odd", 37, 113, 64, 32, f32, f16, false, {}, "q4_gemm"},  // odd f16 width: the reduce pass packs
+      {"one", 37, 113, 32, 32, f32, f32, true, {}, "q4_gemm"},   // one slice: y written by the GEMM
       {"qkv", 37, 61, 64, 32, f32, f32, true, {37, 11, 13}, "q4_gemm"},
       {"qkv_x16", 37, 64, 96, 32, f16, f16, false, {32, 16, 16}, "q4_gemm", false, true},
       {"sw", 37, 44, 128, 32, f32, f16, true, {}, "q4_gemm", false, false, true},
       {"sw_tail", 37, 42, 64, 64, f16, f32, false, {}, "q4_gemm", false, false, true},  // N % 4 == 2
+      {"uneven", 37, 3328, 352, 32, f32, f32, false, {}, "q4_gemm"},
       {"sym", 133, 139, 64, 32, f32, f32, true, {}, "q4_gemm", true},
   };
-  struct Case {
-    const char* split;
-    const char* rows;  // "": the default (64)
-    bool x8;           // quant_gemm_x8: x rounded to int8 (its own bound), one more dispatch per node
-    size_t reduced;    // nodes that take the reduce pass
-    bool specialize = true;  // quant_gemm_specialize (default on): a kernel per product; off: one for all
-  };
-  // One split: the GEMM writes y itself but for the odd f16 width; 3 or more than the slices
-  // (one split per slice): partials for all.
-  for (const Case& c : {Case{"1", "128", false, 1}, Case{"3", "64", false, 8}, Case{"1000", "128", false, 8},
-                        Case{"1000", "", false, 8}, Case{"1", "", true, 1}, Case{"3", "", true, 8},
-                        Case{"1000", "64", true, 8}, Case{"1", "128", false, 1, false}, Case{"1", "", true, 1, false},
-                        Case{"3", "", true, 8, false}}) {
-    SCOPED_TRACE(std::string("split ") + c.split + " rows " + c.rows + (c.x8 ? " int8 x" : " f32 x") +
-                 (c.specialize ? "" : ", one kernel for all"));
-    RuntimeOptions options{{"quant_gemm_split", c.split},
-                           {"quant_gemm_x8", c.x8 ? "on" : "off"},
-                           {"quant_gemm_specialize", c.specialize ? "on" : "off"}};
-    if (*c.rows) options["quant_gemm_rows"] = c.rows;
+  const size_t reduced = specs.size() - 1;  // all but "one"
+  for (const bool x8 : {true, false}) {
+    SCOPED_TRACE(x8 ? "int8 x" : "f32 x");
     graph::GraphBuilder b;
     Products p;
-    p.gemm_x8 = c.x8;
+    p.gemm_x8 = x8;
     for (const auto& s : specs) p.add(b, s);
+    RuntimeOptions options;
+    if (!x8) options["quant_gemm_x8"] = "off";
     Program prog(testing::shared_context(), b.build(), b.weights(), options);
     for (const auto& s : specs) p.set(prog, s.name, s.m);
     prog.execute();
     for (const auto& s : specs) p.verify(prog, s.name);
-    EXPECT_EQ(prog.dispatches_per_execute(), (c.x8 ? 2 : 1) * specs.size() + c.reduced);
+    EXPECT_EQ(prog.dispatches_per_execute(), (x8 ? 2 : 1) * specs.size() + reduced);
     for (int64_t m : {3, 70, 5}) {  // q4_gemv's part, then the GEMM again
       p.set(prog, "sym", m);
       prog.execute();
@@ -378,20 +307,23 @@ TEST(QuantOptions, GemmRoundsXToInt8UnlessTurnedOff) {
   }
 }
 
-TEST(QuantOptions, GemmOffLeavesPrefillToTheTiledRoutes) {
+TEST(QuantOptions, LessWorkgroupMemoryLeavesPrefillToTheTiledRoute) {
+  // A device with 16 KiB of workgroup memory (WebGPU's least; q4_gemm asks for 32) prefills with
+  // q4_bk32, and its one-row steps with q4_gemv.
+  gpu::Context& small = testing::device_like(true, 16384);
   const DType f16 = DType::f16, f32 = DType::f32;
   const std::vector<testing::ProductSpec> specs{
-      {"t37", 37, 113, 128, 64, f32, f32, true, {}, "q4_bk64"},
+      {"t37", 37, 113, 128, 64, f32, f32, true, {}, "q4_bk32"},
       {"f37_x16", 37, 11, 96, 32, f16, f16, false, {}, "q4_bk32"},  // K = 96, odd N: scratch + pack
-      {"qkv", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk64", false, true},
+      {"qkv", 37, 64, 128, 64, f16, f16, true, {32, 16, 16}, "q4_bk32", false, true},
       {"qkv_f37", 37, 31, 96, 32, f32, f32, false, {11, 7, 13}, "q4_bk32"},
-      {"sw", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk64", false, false, true},
-      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk64", true},
+      {"sw", 37, 42, 128, 32, f32, f32, true, {}, "q4_bk32", false, false, true},
+      {"sym", 37, 113, 128, 32, f16, f32, true, {}, "q4_bk32", true},
   };
   graph::GraphBuilder b;
   Products p;
   for (const auto& s : specs) p.add(b, s);
-  Program prog(testing::shared_context(), b.build(), b.weights(), {{"quant_gemm", "off"}});
+  Program prog(small, b.build(), b.weights());
   for (const auto& s : specs) p.set(prog, s.name, s.m);
   prog.execute();
   for (const auto& s : specs) p.verify(prog, s.name);
@@ -401,27 +333,15 @@ TEST(QuantOptions, GemmOffLeavesPrefillToTheTiledRoutes) {
     p.verify(prog, "sym");
   }
   EXPECT_EQ(p.choice(prog, "t37").rejected,
-            (std::vector<std::string>{"q4_gemv: M is up to 37; q4_gemv takes M <= 4", "q4_gemm: the quant_gemm option is off"}));
+            (std::vector<std::string>{"q4_gemv: M is up to 37; q4_gemv takes M <= 4",
+                                      "q4_gemm: needs 32768 bytes of workgroup storage"}));
 }
 
-TEST(QuantOptions, BadGemmOptionsAreBuildErrors) {
-  const std::vector<std::array<const char*, 3>> cases{
-      {"quant_gemm", "yes", "the quant_gemm option is 'yes'"},
-      {"quant_gemm_split", "0", "the quant_gemm_split option is '0'"},
-      {"quant_gemm_split", "two", "the quant_gemm_split option is 'two'"},
-      {"quant_gemm_rows", "32", "the quant_gemm_rows option is '32'"},
-      {"quant_gemm_x8", "yes", "the quant_gemm_x8 option is 'yes', not on or off"},
-      {"quant_gemm_specialize", "1", "the quant_gemm_specialize option is '1', not on or off"},
-      {"quant_gemm_wgs", "0", "the quant_gemm_wgs option is '0'"},
-      {"quant_gemm_rows", "128", "the quant_gemm_rows option is 128 with x in int8, which takes 64"},
-  };
-  for (const auto& [name, value, message] : cases) {
-    SCOPED_TRACE(name);
-    graph::GraphBuilder b;
-    Products p;
-    p.add(b, {"a", 37, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemm"});
-    EXPECT_TRUE(testing::build_fails(b, {{name, value}}, message));
-  }
+TEST(QuantOptions, BadGemmOptionIsABuildError) {
+  graph::GraphBuilder b;
+  Products p;
+  p.add(b, {"a", 37, 11, 64, 32, DType::f32, DType::f32, false, {}, "q4_gemm"});
+  EXPECT_TRUE(testing::build_fails(b, {{"quant_gemm_x8", "yes"}}, "runtime option quant_gemm_x8 is 'yes'; it takes on | off"));
 }
 
 }  // namespace

@@ -47,16 +47,15 @@ TEST(QuantProducts, RoutesDeclineForTheirGuards) {
   EXPECT_EQ(s.products.choice(*s.prog, "t37").rejected, V{"q4_gemv: M is up to 37; q4_gemv takes M <= 4"});
   EXPECT_EQ(s.products.choice(*s.prog, "f37").rejected, V{"q4_gemv: M is up to 37; q4_gemv takes M <= 4"});
   EXPECT_EQ(s.products.choice(*s.prog, "qkv_d37").rejected,
-            (V{"q4_gemv: the weight is not q4gsw", "q4_gemm: the weight is not q4gsw", "q4_bk64: the weight is not q4gsw",
-               "q4_bk32: the weight is not q4gsw", "gemv: M is up to 37; gemv takes M <= 4"}));
+            (V{"q4_gemv: the weight is not q4gsw", "q4_gemm: the weight is not q4gsw", "q4_bk32: the weight is not q4gsw",
+               "gemv: M is up to 37; gemv takes M <= 4"}));
   EXPECT_TRUE(s.products.choice(*s.prog, "g1").rejected.empty());
 }
 
 TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
   // One program: decode (M = 1) runs the gemv kernel, prefill (M = 37) the GEMM, then decode
   // again; every resize recomputes params and dispatch sizes, and the split-K plan (partials and
-  // the reduce pass, or the output written directly) changes with M. (Both tile heights at
-  // symbolic M: test_options.cpp's quant_gemm_rows cases.)
+  // the reduce pass, or the output written directly) changes with M.
   testing::Shared& s = shared();
   const std::vector<const char*> names{"sym", "sym_x16", "sw_sym", "sym_big", "n_sw_sym"};
   for (int64_t m : {1, 37, 1, 5, 4, 2, 300, 131, 3, 256, 64, 65, 200, 1}) {
