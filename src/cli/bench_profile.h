@@ -48,6 +48,7 @@ std::string tokens_at(int64_t count, int64_t first);
 // second build of its kept graph with timestamps (the model's own program is released first);
 // the device's pick follows `pick`.
 std::pair<StepProfile, StepProfile> profile_steps(Model::Impl& m, std::span<const int32_t> prompt, int64_t start,
-                                                  runtime::RuntimeOptions options, const ops::sampling::Words& pick);
+                                                  const runtime::RuntimeOptions& options,
+                                                  const ops::sampling::Words& pick);
 
 }  // namespace wgx::cli
