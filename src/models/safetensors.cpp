@@ -194,6 +194,12 @@ const char* tensor_dtype_name(TensorDType dtype) {
 
 uint32_t tensor_dtype_bytes(TensorDType dtype) { return dtype == TensorDType::F32 ? 4 : 2; }
 
+SafetensorsContents parse_safetensors(std::span<const uint8_t> bytes, const std::string& source) {
+  SafetensorsContents contents;
+  HeaderReader(source, bytes).read(contents.tensors, contents.metadata);
+  return contents;
+}
+
 int64_t TensorView::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;  // bounded when the header was read
@@ -206,7 +212,9 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
   } catch (const format::FormatError& e) {
     throw ModelError(path.string(), "", e.detail());
   }
-  HeaderReader(path.string(), map_->bytes()).read(tensors_, metadata_);
+  SafetensorsContents contents = parse_safetensors(map_->bytes(), path.string());
+  tensors_ = std::move(contents.tensors);
+  metadata_ = std::move(contents.metadata);
 }
 
 SafetensorsFile::~SafetensorsFile() = default;

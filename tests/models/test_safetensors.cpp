@@ -57,6 +57,24 @@ TEST(Safetensors, ReadsTensorsDtypesAndMetadata) {
   EXPECT_EQ(f.metadata().at("format"), "pt");
 }
 
+// The same reader on bytes in memory: the tensors are spans into them, errors name the source.
+TEST(Safetensors, ParsesBytesInMemory) {
+  const std::string header = R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})";
+  std::string file(8, '\0');
+  file[0] = static_cast<char>(header.size());
+  file += header;
+  file += std::string("\x00\x3c\x00\xb8", 4);  // 1, -0.5
+  std::vector<uint8_t> bytes(file.begin(), file.end());
+  const SafetensorsContents c = parse_safetensors(bytes, "memory");
+  ASSERT_EQ(c.tensors.size(), 1u);
+  EXPECT_EQ(c.tensors[0].name, "w");
+  EXPECT_EQ(c.tensors[0].data.data(), bytes.data() + 8 + header.size());
+  EXPECT_EQ(to_f32(c.tensors[0]), (std::vector<float>{1.f, -0.5f}));
+  EXPECT_EQ(c.metadata.at("format"), "pt");
+  bytes.pop_back();
+  expect_error([&] { (void)parse_safetensors(bytes, "memory"); }, {"memory", "tensor w", "data_offsets"});
+}
+
 TEST(Safetensors, ShardedCheckpointThroughIndex) {
   TempDir dir;
   write_checkpoint(make_tiny({}), dir.path(), 3);
