@@ -108,7 +108,7 @@ constexpr int64_t kMaxSize = int64_t{1} << 31;
 json parse_text(std::string_view text, const std::string& source) {
   try {
     return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw ModelError(source, "", std::string("is not valid JSON (") + e.what() + ")");
   }
 }

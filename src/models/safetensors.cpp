@@ -81,7 +81,7 @@ class HeaderReader {
     json header;
     try {
       header = json::parse(text.begin(), text.end(), on_event);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past a double
       fail("header", std::string("is not valid JSON (") + e.what() + ")");
     }
     if (!header.is_object()) fail("header", "is not a JSON object");
@@ -176,7 +176,7 @@ json read_json_file(const std::filesystem::path& path) {
   text << in.rdbuf();
   try {
     return json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw ModelError(path.string(), "", std::string("is not valid JSON (") + e.what() + ")");
   }
 }

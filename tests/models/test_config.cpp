@@ -142,6 +142,8 @@ TEST(Config, LoadsFromFolder) {
 
 TEST(Config, ClearErrors) {
   expect_error("{", {"config.json", "not valid JSON"});
+  // A number past a double's range is nlohmann's out_of_range, not a parse_error.
+  expect_error(R"({"head_dim": 641e308})", {"config.json", "not valid JSON", "number overflow"});
   expect_error(edited(kLlama32, [](json& j) { j["architectures"] = {"MistralForCausalLM"}; }),
                {"config.json", "architectures", "MistralForCausalLM", "LlamaForCausalLM and Qwen3ForCausalLM"});
   expect_error(edited(kLlama32, [](json& j) { j.erase("architectures"); }), {"architectures", "missing"});

@@ -120,6 +120,8 @@ TEST_F(Malformed, BadHeaderJson) {
   expect({"header", "not valid JSON"});
   write_header(R"(["a"])", 0);
   expect({"header", "not a JSON object"});
+  write_header(R"({"a": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4);
+  expect({"header", "not valid JSON", "number overflow"});
 }
 
 TEST_F(Malformed, UnsupportedDtypeIsNamed) {

@@ -42,6 +42,7 @@ TEST(Malformed, NotJson) {
   expect_error(load_error(text.substr(0, text.size() / 2)), "", "not valid JSON");
   expect_error(load_error(""), "", "not valid JSON");
   expect_error(load_error("[1, 2]"), "", "expected an object, got array");
+  expect_error(load_error(R"({"version": 1e400})"), "", "not valid JSON");
   EXPECT_NE(load_error(text.substr(0, text.size() - 2)).find("truncated"), std::string::npos);
 }
 
