@@ -1,11 +1,11 @@
 #include "models/config.h"
 
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
 #include "models/error.h"
 
@@ -178,8 +178,11 @@ void refuse_unsupported(const Fields& f) {
 }
 
 void append_unique(std::vector<int32_t>& to, const std::vector<int32_t>& ids) {
+  // A set of what `to` holds: a file may list many ids, and searching the list for each would
+  // take time quadratic in the count.
+  std::unordered_set<int32_t> seen(to.begin(), to.end());
   for (int32_t id : ids) {
-    if (std::find(to.begin(), to.end(), id) == to.end()) to.push_back(id);
+    if (seen.insert(id).second) to.push_back(id);
   }
 }
 

@@ -3,6 +3,7 @@
 // what is missing or unsupported.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "models/config.h"
@@ -124,6 +125,28 @@ TEST(Config, GenerationConfigAddsEosIds) {
                           "generation_config.json");
   EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{151645, 151643}));
   EXPECT_EQ(c.bos_token_id, 151643);
+}
+
+// Long eos lists in both files take time linear in their length (a search of the list for each
+// id took minutes at this size).
+TEST(Config, ManyEosIdsAreMergedQuickly) {
+  constexpr int32_t kCount = 200000;
+  json config = json::parse(kQwen3);
+  json generation = json::object();
+  config["eos_token_id"] = json::array();
+  generation["eos_token_id"] = json::array();
+  for (int32_t i = 0; i < kCount; ++i) {
+    config["eos_token_id"].push_back(i);
+    generation["eos_token_id"].push_back(kCount / 2 + i);  // the first half repeats config.json's
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ModelConfig c = parse_config(config.dump(), "config.json");
+  apply_generation_config(c, generation.dump(), "generation_config.json");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(c.eos_token_ids.size(), static_cast<size_t>(kCount + kCount / 2));
+  EXPECT_EQ(c.eos_token_ids[kCount], kCount);
+  EXPECT_EQ(c.eos_token_ids.back(), kCount + kCount / 2 - 1);
+  EXPECT_LT(seconds, 10.0);
 }
 
 TEST(Config, LoadsFromFolder) {
