@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "models/error.h"
+#include "models/json_excerpt.h"
 
 namespace wgx::models {
 
@@ -48,7 +49,7 @@ class Fields {
   double number(std::string_view key) const {
     const json* v = find(key);
     if (!v) fail(key, "is missing");
-    if (!v->is_number()) fail(key, "is " + v->dump() + ", not a number");
+    if (!v->is_number()) fail(key, "is " + json_excerpt(*v) + ", not a number");
     const double d = v->get<double>();
     if (!std::isfinite(d)) fail(key, "is not finite");
     return d;
@@ -57,13 +58,13 @@ class Fields {
   bool boolean_or(std::string_view key, bool fallback) const {
     const json* v = find(key);
     if (!v) return fallback;
-    if (!v->is_boolean()) fail(key, "is " + v->dump() + ", not true or false");
+    if (!v->is_boolean()) fail(key, "is " + json_excerpt(*v) + ", not true or false");
     return v->get<bool>();
   }
   std::string string(std::string_view key) const {
     const json* v = find(key);
     if (!v) fail(key, "is missing");
-    if (!v->is_string()) fail(key, "is " + v->dump() + ", not a string");
+    if (!v->is_string()) fail(key, "is " + json_excerpt(*v) + ", not a string");
     return v->get<std::string>();
   }
   // Token ids: one integer or a list of them.
@@ -90,10 +91,10 @@ class Fields {
     } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
       d = v.get<double>();
     } else {
-      fail(key, "is " + v.dump() + ", not an integer");
+      fail(key, "is " + json_excerpt(v) + ", not an integer");
     }
     if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
-      fail(key, "is " + v.dump() + ", outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+      fail(key, "is " + json_excerpt(v) + ", outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     }
     return static_cast<int64_t>(d);
   }
@@ -125,7 +126,7 @@ Architecture parse_architecture(const Fields& f) {
   const json* list = f.find("architectures");
   if (!list) f.fail("architectures", "is missing (LlamaForCausalLM or Qwen3ForCausalLM expected)");
   if (!list->is_array() || list->size() != 1 || !(*list)[0].is_string()) {
-    f.fail("architectures", "is " + list->dump() + ", not a list of one name");
+    f.fail("architectures", "is " + json_excerpt(*list) + ", not a list of one name");
   }
   const std::string name = (*list)[0].get<std::string>();
   if (name == "LlamaForCausalLM") return Architecture::Llama;

@@ -185,6 +185,21 @@ TEST(Config, ClearErrors) {
   expect_error(edited(kQwen3, [](json& j) { j["use_sliding_window"] = true; }), {"use_sliding_window"});
   expect_error(edited(kQwen3, [](json& j) { j["hidden_act"] = "gelu"; }), {"hidden_act", "gelu"});
   expect_error(edited(kQwen3, [](json& j) { j["head_dim"] = 63; }), {"head_dim", "odd"});
+  // A value too deep to print whole (nlohmann's dump() recursed until the stack overflowed) is
+  // shown cut short, as is a long one.
+  std::string deep = kLlama32;
+  const std::string vocab = R"("vocab_size": 128256)";
+  deep.replace(deep.find(vocab), vocab.size(),
+               R"("vocab_size": )" + std::string(100000, '[') + std::string(100000, ']'));
+  expect_error(deep, {"vocab_size", "is [[[...]]], not an integer"});
+  expect_error(edited(kLlama32, [](json& j) { j["hidden_act"] = std::vector<int>(100000, 7); }),
+               {"hidden_act", "is [7,7,7", "...", "not a string"});
+  try {
+    (void)parse_config(edited(kLlama32, [](json& j) { j["hidden_act"] = std::string(100000, 'x'); }), "config.json");
+    ADD_FAILURE() << "a hidden_act of 100,000 x's was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+  }
 }
 
 }  // namespace

@@ -159,6 +159,15 @@ TEST_F(Malformed, BadFieldsAndHugeSizes) {
   expect({"tensor w", "named twice"});
   write_header(R"({"__metadata__": {"format": 3}})", 0);
   expect({"__metadata__.format", "not a string"});
+  // Values too deep to print whole (nlohmann's dump() recursed until the stack overflowed) are
+  // shown cut short.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  write_header(R"({"w": {"dtype": "F32", "shape": [)" + deep + R"(], "data_offsets": [0, 4]}})", 4);
+  expect({"tensor w", "shape holds [[[...]]], not a size"});
+  write_header(R"({"w": {"dtype": "F32", "shape": [4611686018427387905, )" + deep + R"(], "data_offsets": [0, 4]}})", 4);
+  expect({"tensor w", "shape [4611686018427387905,[[...]]] is too large"});
+  write_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" + deep + "}}", 4);
+  expect({"tensor w", "data_offsets is not a pair of byte offsets: [[[...]]]"});
 }
 
 // Random truncations and byte flips of a valid file: each must parse or be refused with a
