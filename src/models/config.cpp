@@ -1,13 +1,14 @@
 #include "models/config.h"
 
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
 #include "models/error.h"
+#include "models/json_excerpt.h"
 
 namespace wgx::models {
 
@@ -48,7 +49,7 @@ class Fields {
   double number(std::string_view key) const {
     const json* v = find(key);
     if (!v) fail(key, "is missing");
-    if (!v->is_number()) fail(key, "is " + v->dump() + ", not a number");
+    if (!v->is_number()) fail(key, "is " + json_excerpt(*v) + ", not a number");
     const double d = v->get<double>();
     if (!std::isfinite(d)) fail(key, "is not finite");
     return d;
@@ -57,13 +58,13 @@ class Fields {
   bool boolean_or(std::string_view key, bool fallback) const {
     const json* v = find(key);
     if (!v) return fallback;
-    if (!v->is_boolean()) fail(key, "is " + v->dump() + ", not true or false");
+    if (!v->is_boolean()) fail(key, "is " + json_excerpt(*v) + ", not true or false");
     return v->get<bool>();
   }
   std::string string(std::string_view key) const {
     const json* v = find(key);
     if (!v) fail(key, "is missing");
-    if (!v->is_string()) fail(key, "is " + v->dump() + ", not a string");
+    if (!v->is_string()) fail(key, "is " + json_excerpt(*v) + ", not a string");
     return v->get<std::string>();
   }
   // Token ids: one integer or a list of them.
@@ -90,10 +91,10 @@ class Fields {
     } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
       d = v.get<double>();
     } else {
-      fail(key, "is " + v.dump() + ", not an integer");
+      fail(key, "is " + json_excerpt(v) + ", not an integer");
     }
     if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
-      fail(key, "is " + v.dump() + ", outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+      fail(key, "is " + json_excerpt(v) + ", outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     }
     return static_cast<int64_t>(d);
   }
@@ -108,7 +109,7 @@ constexpr int64_t kMaxSize = int64_t{1} << 31;
 json parse_text(std::string_view text, const std::string& source) {
   try {
     return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw ModelError(source, "", std::string("is not valid JSON (") + e.what() + ")");
   }
 }
@@ -125,7 +126,7 @@ Architecture parse_architecture(const Fields& f) {
   const json* list = f.find("architectures");
   if (!list) f.fail("architectures", "is missing (LlamaForCausalLM or Qwen3ForCausalLM expected)");
   if (!list->is_array() || list->size() != 1 || !(*list)[0].is_string()) {
-    f.fail("architectures", "is " + list->dump() + ", not a list of one name");
+    f.fail("architectures", "is " + json_excerpt(*list) + ", not a list of one name");
   }
   const std::string name = (*list)[0].get<std::string>();
   if (name == "LlamaForCausalLM") return Architecture::Llama;
@@ -178,8 +179,11 @@ void refuse_unsupported(const Fields& f) {
 }
 
 void append_unique(std::vector<int32_t>& to, const std::vector<int32_t>& ids) {
+  // A set of what `to` holds: a file may list many ids, and searching the list for each would
+  // take time quadratic in the count.
+  std::unordered_set<int32_t> seen(to.begin(), to.end());
   for (int32_t id : ids) {
-    if (std::find(to.begin(), to.end(), id) == to.end()) to.push_back(id);
+    if (seen.insert(id).second) to.push_back(id);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "format/mapped_file.h"
 #include "graph/storage.h"
 #include "models/error.h"
+#include "models/json_excerpt.h"
 
 namespace wgx::models {
 
@@ -81,7 +82,7 @@ class HeaderReader {
     json header;
     try {
       header = json::parse(text.begin(), text.end(), on_event);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past a double
       fail("header", std::string("is not valid JSON (") + e.what() + ")");
     }
     if (!header.is_object()) fail("header", "is not a JSON object");
@@ -123,9 +124,9 @@ class HeaderReader {
     if (!shape.is_array() || shape.size() > 8) fail(item, "shape is not an array of at most 8 sizes");
     uint64_t numel = 1;
     for (const json& d : shape) {
-      if (!d.is_number_unsigned()) fail(item, "shape holds " + d.dump() + ", not a size");
+      if (!d.is_number_unsigned()) fail(item, "shape holds " + json_excerpt(d) + ", not a size");
       const uint64_t v = d.get<uint64_t>();
-      if (v > kMaxBytes || (v != 0 && numel > kMaxBytes / v)) fail(item, "shape " + shape.dump() + " is too large");
+      if (v > kMaxBytes || (v != 0 && numel > kMaxBytes / v)) fail(item, "shape " + json_excerpt(shape) + " is too large");
       numel *= v;
       t.shape.push_back(static_cast<int64_t>(v));
     }
@@ -133,19 +134,19 @@ class HeaderReader {
     const json& offsets = field("data_offsets");
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned()) {
-      fail(item, "data_offsets is not a pair of byte offsets: " + offsets.dump());
+      fail(item, "data_offsets is not a pair of byte offsets: " + json_excerpt(offsets));
     }
     const uint64_t begin = offsets[0].get<uint64_t>();
     const uint64_t end = offsets[1].get<uint64_t>();
-    if (begin > end) fail(item, "data_offsets " + offsets.dump() + " end before they begin");
+    if (begin > end) fail(item, "data_offsets " + json_excerpt(offsets) + " end before they begin");
     if (end > data.size()) {
-      fail(item, "data_offsets " + offsets.dump() + " reach past the data area of " + std::to_string(data.size()) +
+      fail(item, "data_offsets " + json_excerpt(offsets) + " reach past the data area of " + std::to_string(data.size()) +
                      " bytes (truncated?)");
     }
     const uint64_t want = numel * tensor_dtype_bytes(t.dtype);
     if (end - begin != want) {
       fail(item, std::string(tensor_dtype_name(t.dtype)) + shape_text(t.shape) + " needs " + std::to_string(want) +
-                     " bytes but data_offsets " + offsets.dump() + " span " + std::to_string(end - begin));
+                     " bytes but data_offsets " + json_excerpt(offsets) + " span " + std::to_string(end - begin));
     }
     t.data = data.subspan(static_cast<size_t>(begin), static_cast<size_t>(want));
     return t;
@@ -176,7 +177,7 @@ json read_json_file(const std::filesystem::path& path) {
   text << in.rdbuf();
   try {
     return json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past a double
     throw ModelError(path.string(), "", std::string("is not valid JSON (") + e.what() + ")");
   }
 }
@@ -194,6 +195,12 @@ const char* tensor_dtype_name(TensorDType dtype) {
 
 uint32_t tensor_dtype_bytes(TensorDType dtype) { return dtype == TensorDType::F32 ? 4 : 2; }
 
+SafetensorsContents parse_safetensors(std::span<const uint8_t> bytes, const std::string& source) {
+  SafetensorsContents contents;
+  HeaderReader(source, bytes).read(contents.tensors, contents.metadata);
+  return contents;
+}
+
 int64_t TensorView::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;  // bounded when the header was read
@@ -206,7 +213,9 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
   } catch (const format::FormatError& e) {
     throw ModelError(path.string(), "", e.detail());
   }
-  HeaderReader(path.string(), map_->bytes()).read(tensors_, metadata_);
+  SafetensorsContents contents = parse_safetensors(map_->bytes(), path.string());
+  tensors_ = std::move(contents.tensors);
+  metadata_ = std::move(contents.metadata);
 }
 
 SafetensorsFile::~SafetensorsFile() = default;

@@ -38,6 +38,17 @@ struct TensorView {
   int64_t numel() const;
 };
 
+// What a safetensors file holds, read from its bytes in memory: the tensors (spans into those
+// bytes, in the order of their data) and the header's "__metadata__" strings.
+struct SafetensorsContents {
+  std::vector<TensorView> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+// Validates the header of a whole safetensors file given as bytes, which must outlive the
+// result; `source` names it in errors. Throws ModelError, as the file reader does.
+SafetensorsContents parse_safetensors(std::span<const uint8_t> bytes, const std::string& source);
+
 class SafetensorsFile {
  public:
   // Maps and validates the whole header; throws ModelError.

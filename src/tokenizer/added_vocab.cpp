@@ -48,18 +48,19 @@ AddedToken parse_token(const JsonField& entry) {
 }
 }  // namespace
 
-void AddedVocab::Trie::insert(std::string_view key, int32_t token) {
+void AddedVocab::Matcher::insert(std::string_view key, int32_t token) {
   if (nodes.empty()) {
     nodes.emplace_back();
     first.fill(-1);
   }
   int32_t node = 0;
-  for (size_t i = 0; i < key.size(); ++i) {
+  for (size_t i = key.size(); i-- > 0;) {
     const auto b = static_cast<uint8_t>(key[i]);
     int32_t next = child(node, b);
     if (next < 0) {
       next = static_cast<int32_t>(nodes.size());
       nodes.emplace_back();
+      nodes.back().depth = nodes[node].depth + 1;
       auto& children = nodes[node].children;
       children.insert(
           std::upper_bound(children.begin(), children.end(), std::make_pair(b, int32_t{-1})),
@@ -71,12 +72,47 @@ void AddedVocab::Trie::insert(std::string_view key, int32_t token) {
   nodes[node].token = token;
 }
 
-int32_t AddedVocab::Trie::child(int32_t node, uint8_t b) const {
+void AddedVocab::Matcher::finish(const std::vector<AddedToken>& tokens) {
+  if (nodes.empty()) return;
+  // Breadth first, so that a node's fail target (shallower) is done before the node.
+  std::vector<int32_t> queue = {0};
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const int32_t node = queue[q];
+    Node& n = nodes[node];
+    if (node != 0) {
+      const std::array<int32_t, 2>& inherited = nodes[n.fail].longest;
+      const bool whole = n.token >= 0;
+      n.longest[0] = whole ? node : inherited[0];
+      n.longest[1] = whole && !tokens[n.token].special ? node : inherited[1];
+    }
+    for (const auto& [b, next] : nodes[node].children) {
+      int32_t f = nodes[node].fail;
+      if (node != 0) {
+        while (f != 0 && child(f, b) < 0) f = nodes[f].fail;
+        const int32_t c = child(f, b);
+        f = c >= 0 ? c : 0;
+      }
+      nodes[next].fail = f;
+      queue.push_back(next);
+    }
+  }
+}
+
+int32_t AddedVocab::Matcher::child(int32_t node, uint8_t b) const {
   if (node == 0) return first[b];
   const auto& children = nodes[node].children;
   const auto it =
       std::lower_bound(children.begin(), children.end(), std::make_pair(b, int32_t{-1}));
   return it != children.end() && it->first == b ? it->second : -1;
+}
+
+int32_t AddedVocab::Matcher::step(int32_t node, uint8_t b) const {
+  for (;;) {
+    const int32_t next = child(node, b);
+    if (next >= 0) return next;
+    if (node == 0) return 0;
+    node = nodes[node].fail;
+  }
 }
 
 AddedVocab AddedVocab::parse(const std::optional<JsonField>& list, const Normalizer& normalizer) {
@@ -97,43 +133,42 @@ AddedVocab AddedVocab::parse(const std::optional<JsonField>& list, const Normali
     }
     const auto index = static_cast<int32_t>(vocab.tokens_.size());
     if (t.normalized) {
-      vocab.tries_[1].insert(normalizer.apply(t.content), index);
+      vocab.matchers_[1].insert(normalizer.apply(t.content), index);
     } else {
-      vocab.tries_[0].insert(t.content, index);
+      vocab.matchers_[0].insert(t.content, index);
     }
     vocab.tokens_.push_back(std::move(t));
   }
+  for (Matcher& m : vocab.matchers_) m.finish(vocab.tokens_);
   return vocab;
 }
 
 void AddedVocab::split(std::string_view text, Pass pass, bool allow_special,
                        std::vector<AddedSegment>& out) const {
   out.clear();
-  const Trie& trie = tries_[index(pass)];
-  if (trie.nodes.empty()) {
+  const Matcher& matcher = matchers_[index(pass)];
+  if (matcher.nodes.empty()) {
     if (!text.empty()) out.push_back({text, -1});
     return;
+  }
+  // longest[i]: the matcher's node of the longest allowed token starting at text[i], or -1.
+  const size_t allowed = allow_special ? 0 : 1;
+  std::vector<int32_t> longest(text.size());
+  int32_t state = 0;
+  for (size_t i = text.size(); i-- > 0;) {
+    state = matcher.step(state, static_cast<uint8_t>(text[i]));
+    longest[i] = matcher.nodes[state].longest[allowed];
   }
   size_t done = 0;  // text before this is already in `out`
   size_t pos = 0;
   while (pos < text.size()) {
-    // The longest allowed token starting at pos.
-    int32_t best = -1;
-    size_t best_end = 0;
-    int32_t node = trie.first[static_cast<uint8_t>(text[pos])];
-    for (size_t j = pos + 1; node >= 0; ++j) {
-      const int32_t t = trie.nodes[node].token;
-      if (t >= 0 && (allow_special || !tokens_[t].special)) {
-        best = t;
-        best_end = j;
-      }
-      if (j == text.size()) break;
-      node = trie.child(node, static_cast<uint8_t>(text[j]));
-    }
-    if (best < 0) {
+    const int32_t match = longest[pos];
+    if (match < 0) {
       ++pos;
       continue;
     }
+    const int32_t best = matcher.nodes[match].token;
+    const size_t best_end = pos + static_cast<size_t>(matcher.nodes[match].depth);
     const AddedToken& token = tokens_[best];
     size_t start = pos, end = best_end;
     if (token.single_word) {

@@ -41,28 +41,39 @@ class AddedVocab {
   const std::vector<AddedToken>& tokens() const { return tokens_; }
 
   enum class Pass { kRaw, kNormalized };
-  bool has(Pass pass) const { return !tries_[index(pass)].nodes.empty(); }
+  bool has(Pass pass) const { return !matchers_[index(pass)].nodes.empty(); }
   // Replaces `out` with the segments of `text`, in order. Without allow_special, special tokens
   // are not matched (their text is encoded as ordinary text); the others still are.
   void split(std::string_view text, Pass pass, bool allow_special,
              std::vector<AddedSegment>& out) const;
 
  private:
-  // A byte trie over token contents; the root's children are a table for a quick miss.
-  struct Trie {
+  // An Aho-Corasick automaton over the token contents reversed. Run over a text from its end, it
+  // gives for every position the longest token starting there, in time linear in the text (a
+  // trie walked forward from each position would take up to the longest token's length at each:
+  // quadratic for a long token that the text almost matches). The root's transitions are a table.
+  struct Matcher {
     struct Node {
       std::vector<std::pair<uint8_t, int32_t>> children;  // sorted by byte
       int32_t token = -1;                                 // index into tokens_
+      int32_t depth = 0;                                  // the key's length so far
+      int32_t fail = 0;  // the node of the longest proper suffix that is also a key's prefix
+      // The node of the longest whole key among this node's and its fail chain's: [0] any
+      // token, [1] no special token; -1 when there is none.
+      std::array<int32_t, 2> longest = {-1, -1};
     };
     std::vector<Node> nodes;  // nodes[0] is the root
     std::array<int32_t, 256> first{};
-    void insert(std::string_view key, int32_t token);
+    void insert(std::string_view key, int32_t token);  // key as it is; stored reversed
+    // Links the automaton once every key is in.
+    void finish(const std::vector<AddedToken>& tokens);
     int32_t child(int32_t node, uint8_t b) const;
+    int32_t step(int32_t node, uint8_t b) const;  // the automaton's transition
   };
   static size_t index(Pass pass) { return pass == Pass::kRaw ? 0 : 1; }
 
   std::vector<AddedToken> tokens_;
-  std::array<Trie, 2> tries_;
+  std::array<Matcher, 2> matchers_;
 };
 
 }  // namespace wgx::tokenizer

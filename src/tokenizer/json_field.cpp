@@ -16,6 +16,9 @@ nlohmann::json parse_json(std::string_view text, const std::string& source) {
     throw TokenizerError(source, "",
                          "not valid JSON (" + what + ")" +
                              (at_end ? ": the file ends early, it may be truncated" : ""));
+  } catch (const nlohmann::json::exception& e) {
+    // Not a parse_error: out_of_range, for a number too large for a double (1e400).
+    throw TokenizerError(source, "", std::string("not valid JSON (") + e.what() + ")");
   }
 }
 

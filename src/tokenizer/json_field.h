@@ -14,6 +14,11 @@ namespace wgx::tokenizer {
 // offset nlohmann reports.
 nlohmann::json parse_json(std::string_view text, const std::string& source);
 
+// How deep Sequences (of normalizers, of pre-tokenizers) may nest. Real files nest one or two
+// levels; without a limit a file could nest them as deep as its size allows, and each level is a
+// recursion with a field path longer than the last (memory quadratic in the depth).
+inline constexpr int kMaxSequenceDepth = 8;
+
 class JsonField {
  public:
   JsonField(const nlohmann::json& value, std::string path, const std::string& source)

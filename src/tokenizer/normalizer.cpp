@@ -8,7 +8,7 @@
 namespace wgx::tokenizer {
 
 namespace {
-void parse_into(const JsonField& config, std::vector<Normalizer::Form>& steps) {
+void parse_into(const JsonField& config, std::vector<Normalizer::Form>& steps, int depth = 0) {
   const std::string_view type = config.at("type").string();
   if (type == "NFC") {
     steps.push_back(Normalizer::Form::kNfc);
@@ -19,8 +19,11 @@ void parse_into(const JsonField& config, std::vector<Normalizer::Form>& steps) {
   } else if (type == "NFKD") {
     steps.push_back(Normalizer::Form::kNfkd);
   } else if (type == "Sequence") {
+    if (depth == kMaxSequenceDepth) {
+      config.fail("Sequences nest more than " + std::to_string(kMaxSequenceDepth) + " deep");
+    }
     const JsonField list = config.at("normalizers");
-    for (size_t i = 0; i < list.size(); ++i) parse_into(list.element(i), steps);
+    for (size_t i = 0; i < list.size(); ++i) parse_into(list.element(i), steps, depth + 1);
   } else {
     config.at("type").fail("unsupported normalizer \"" + std::string(type) +
                            "\" (supported: NFC, NFD, NFKC, NFKD, Sequence, or null for none)");

@@ -9,8 +9,6 @@ namespace wgx::tokenizer {
 namespace {
 
 constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max();
-// Sequences inside Sequences: deeper than any real file, shallow enough for the stack.
-constexpr int kMaxDepth = 16;
 
 using KnownId = std::function<bool(int32_t)>;
 using Template = PostProcessor::Template;
@@ -68,8 +66,8 @@ struct Parser {
       steps.push_back({{false, {cls}}, {true, {}}, {false, {sep}}});
     } else if (name == "Sequence") {
       const JsonField list = config.at("processors");
-      if (depth >= kMaxDepth)
-        list.fail("Sequence nested more than " + std::to_string(kMaxDepth) + " deep");
+      if (depth >= kMaxSequenceDepth)
+        list.fail("Sequences nest more than " + std::to_string(kMaxSequenceDepth) + " deep");
       for (size_t i = 0; i < list.size(); ++i) parse(list.element(i), steps, depth + 1);
     } else {
       type.fail("unsupported post-processor \"" + std::string(name) +

@@ -54,12 +54,15 @@ PreTokenizer::Step parse_byte_level(const JsonField& config) {
   return step;
 }
 
-void parse_into(const JsonField& config, std::vector<PreTokenizer::Step>& steps) {
+void parse_into(const JsonField& config, std::vector<PreTokenizer::Step>& steps, int depth = 0) {
   const JsonField type_field = config.at("type");
   const std::string_view type = type_field.string();
   if (type == "Sequence") {
+    if (depth == kMaxSequenceDepth) {
+      config.fail("Sequences nest more than " + std::to_string(kMaxSequenceDepth) + " deep");
+    }
     const JsonField list = config.at("pretokenizers");
-    for (size_t i = 0; i < list.size(); ++i) parse_into(list.element(i), steps);
+    for (size_t i = 0; i < list.size(); ++i) parse_into(list.element(i), steps, depth + 1);
     return;
   }
   if (!steps.empty() && steps.back().kind == PreTokenizer::Step::Kind::kByteLevel) {

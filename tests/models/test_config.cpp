@@ -3,6 +3,7 @@
 // what is missing or unsupported.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "models/config.h"
@@ -126,6 +127,28 @@ TEST(Config, GenerationConfigAddsEosIds) {
   EXPECT_EQ(c.bos_token_id, 151643);
 }
 
+// Long eos lists in both files take time linear in their length (a search of the list for each
+// id took minutes at this size).
+TEST(Config, ManyEosIdsAreMergedQuickly) {
+  constexpr int32_t kCount = 200000;
+  json config = json::parse(kQwen3);
+  json generation = json::object();
+  config["eos_token_id"] = json::array();
+  generation["eos_token_id"] = json::array();
+  for (int32_t i = 0; i < kCount; ++i) {
+    config["eos_token_id"].push_back(i);
+    generation["eos_token_id"].push_back(kCount / 2 + i);  // the first half repeats config.json's
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ModelConfig c = parse_config(config.dump(), "config.json");
+  apply_generation_config(c, generation.dump(), "generation_config.json");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(c.eos_token_ids.size(), static_cast<size_t>(kCount + kCount / 2));
+  EXPECT_EQ(c.eos_token_ids[kCount], kCount);
+  EXPECT_EQ(c.eos_token_ids.back(), kCount + kCount / 2 - 1);
+  EXPECT_LT(seconds, 10.0);
+}
+
 TEST(Config, LoadsFromFolder) {
   TempDir dir;
   write_text(dir.path() / "config.json", kQwen3);
@@ -142,6 +165,8 @@ TEST(Config, LoadsFromFolder) {
 
 TEST(Config, ClearErrors) {
   expect_error("{", {"config.json", "not valid JSON"});
+  // A number past a double's range is nlohmann's out_of_range, not a parse_error.
+  expect_error(R"({"head_dim": 641e308})", {"config.json", "not valid JSON", "number overflow"});
   expect_error(edited(kLlama32, [](json& j) { j["architectures"] = {"MistralForCausalLM"}; }),
                {"config.json", "architectures", "MistralForCausalLM", "LlamaForCausalLM and Qwen3ForCausalLM"});
   expect_error(edited(kLlama32, [](json& j) { j.erase("architectures"); }), {"architectures", "missing"});
@@ -160,6 +185,21 @@ TEST(Config, ClearErrors) {
   expect_error(edited(kQwen3, [](json& j) { j["use_sliding_window"] = true; }), {"use_sliding_window"});
   expect_error(edited(kQwen3, [](json& j) { j["hidden_act"] = "gelu"; }), {"hidden_act", "gelu"});
   expect_error(edited(kQwen3, [](json& j) { j["head_dim"] = 63; }), {"head_dim", "odd"});
+  // A value too deep to print whole (nlohmann's dump() recursed until the stack overflowed) is
+  // shown cut short, as is a long one.
+  std::string deep = kLlama32;
+  const std::string vocab = R"("vocab_size": 128256)";
+  deep.replace(deep.find(vocab), vocab.size(),
+               R"("vocab_size": )" + std::string(100000, '[') + std::string(100000, ']'));
+  expect_error(deep, {"vocab_size", "is [[[...]]], not an integer"});
+  expect_error(edited(kLlama32, [](json& j) { j["hidden_act"] = std::vector<int>(100000, 7); }),
+               {"hidden_act", "is [7,7,7", "...", "not a string"});
+  try {
+    (void)parse_config(edited(kLlama32, [](json& j) { j["hidden_act"] = std::string(100000, 'x'); }), "config.json");
+    ADD_FAILURE() << "a hidden_act of 100,000 x's was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+  }
 }
 
 }  // namespace

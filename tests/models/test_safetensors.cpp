@@ -57,6 +57,24 @@ TEST(Safetensors, ReadsTensorsDtypesAndMetadata) {
   EXPECT_EQ(f.metadata().at("format"), "pt");
 }
 
+// The same reader on bytes in memory: the tensors are spans into them, errors name the source.
+TEST(Safetensors, ParsesBytesInMemory) {
+  const std::string header = R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})";
+  std::string file(8, '\0');
+  file[0] = static_cast<char>(header.size());
+  file += header;
+  file += std::string("\x00\x3c\x00\xb8", 4);  // 1, -0.5
+  std::vector<uint8_t> bytes(file.begin(), file.end());
+  const SafetensorsContents c = parse_safetensors(bytes, "memory");
+  ASSERT_EQ(c.tensors.size(), 1u);
+  EXPECT_EQ(c.tensors[0].name, "w");
+  EXPECT_EQ(c.tensors[0].data.data(), bytes.data() + 8 + header.size());
+  EXPECT_EQ(to_f32(c.tensors[0]), (std::vector<float>{1.f, -0.5f}));
+  EXPECT_EQ(c.metadata.at("format"), "pt");
+  bytes.pop_back();
+  expect_error([&] { (void)parse_safetensors(bytes, "memory"); }, {"memory", "tensor w", "data_offsets"});
+}
+
 TEST(Safetensors, ShardedCheckpointThroughIndex) {
   TempDir dir;
   write_checkpoint(make_tiny({}), dir.path(), 3);
@@ -102,6 +120,8 @@ TEST_F(Malformed, BadHeaderJson) {
   expect({"header", "not valid JSON"});
   write_header(R"(["a"])", 0);
   expect({"header", "not a JSON object"});
+  write_header(R"({"a": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4);
+  expect({"header", "not valid JSON", "number overflow"});
 }
 
 TEST_F(Malformed, UnsupportedDtypeIsNamed) {
@@ -139,6 +159,15 @@ TEST_F(Malformed, BadFieldsAndHugeSizes) {
   expect({"tensor w", "named twice"});
   write_header(R"({"__metadata__": {"format": 3}})", 0);
   expect({"__metadata__.format", "not a string"});
+  // Values too deep to print whole (nlohmann's dump() recursed until the stack overflowed) are
+  // shown cut short.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  write_header(R"({"w": {"dtype": "F32", "shape": [)" + deep + R"(], "data_offsets": [0, 4]}})", 4);
+  expect({"tensor w", "shape holds [[[...]]], not a size"});
+  write_header(R"({"w": {"dtype": "F32", "shape": [4611686018427387905, )" + deep + R"(], "data_offsets": [0, 4]}})", 4);
+  expect({"tensor w", "shape [4611686018427387905,[[...]]] is too large"});
+  write_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" + deep + "}}", 4);
+  expect({"tensor w", "data_offsets is not a pair of byte offsets: [[[...]]]"});
 }
 
 // Random truncations and byte flips of a valid file: each must parse or be refused with a

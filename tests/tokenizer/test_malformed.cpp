@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "reference_data.h"
+#include "tokenizer/json_field.h"
 #include "tiny_tokenizer.h"
 
 namespace wgx::tokenizer::test {
@@ -42,6 +43,7 @@ TEST(Malformed, NotJson) {
   expect_error(load_error(text.substr(0, text.size() / 2)), "", "not valid JSON");
   expect_error(load_error(""), "", "not valid JSON");
   expect_error(load_error("[1, 2]"), "", "expected an object, got array");
+  expect_error(load_error(R"({"version": 1e400})"), "", "not valid JSON");
   EXPECT_NE(load_error(text.substr(0, text.size() - 2)).find("truncated"), std::string::npos);
 }
 
@@ -309,7 +311,49 @@ TEST(Malformed, PostProcessor) {
                "post_processor.processors[0]", "expected an object, got string");
   nlohmann::json deep = {{"type", "ByteLevel"}};
   for (int i = 0; i < 1000; ++i) deep = {{"type", "Sequence"}, {"processors", {deep}}};
-  EXPECT_NE(with(deep).find("Sequence nested more than 16 deep"), std::string::npos);
+  EXPECT_NE(with(deep).find("Sequences nest more than " + std::to_string(kMaxSequenceDepth) + " deep"),
+            std::string::npos);
+}
+
+// `depth` Sequences, each holding the next in its list `member`, around `leaf`; as text, since
+// nlohmann's dump() would recurse as deep.
+std::string nested_sequences(const std::string& member, const std::string& leaf, int depth) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += R"({"type": "Sequence", ")" + member + R"(": [)";
+  s += leaf;
+  for (int i = 0; i < depth; ++i) s += "]}";
+  return s;
+}
+
+// Sequences nest at most kMaxSequenceDepth deep. A file nesting them without end is refused at
+// once: each level's recursion and longer field path made a 100,000-deep one need gigabytes.
+TEST(Malformed, NestedSequences) {
+  const std::string text = tiny_json_text();
+  const std::string normalizer = R"("normalizer": {"type": "NFC"})";
+  ASSERT_NE(text.find(normalizer), std::string::npos);
+  const auto with_normalizer = [&](int depth) {
+    std::string t = text;
+    t.replace(t.find(normalizer), normalizer.size(),
+              R"("normalizer": )" + nested_sequences("normalizers", R"({"type": "NFC"})", depth));
+    return t;
+  };
+  const size_t pre_begin = text.find(R"("pre_tokenizer")");
+  const size_t pre_end = text.find(R"("post_processor")");
+  ASSERT_LT(pre_begin, pre_end);
+  const auto with_pre_tokenizer = [&](int depth) {
+    std::string t = text;
+    t.replace(pre_begin, pre_end - pre_begin,
+              R"("pre_tokenizer": )" +
+                  nested_sequences("pretokenizers", R"({"type": "ByteLevel", "use_regex": false})", depth) + ", ");
+    return t;
+  };
+  EXPECT_EQ(load_error(with_normalizer(kMaxSequenceDepth)), "");
+  EXPECT_EQ(load_error(with_pre_tokenizer(kMaxSequenceDepth)), "");
+  const std::string too_deep = "Sequences nest more than " + std::to_string(kMaxSequenceDepth) + " deep";
+  for (const int depth : {kMaxSequenceDepth + 1, 100000}) {
+    expect_error(load_error(with_normalizer(depth)), "normalizers[0]", too_deep);
+    expect_error(load_error(with_pre_tokenizer(depth)), "pretokenizers[0]", too_deep);
+  }
 }
 
 TEST(Malformed, AddedTokens) {
