@@ -88,7 +88,6 @@ void decoder(const std::filesystem::path& dir, models::Architecture arch, models
   o.weights = weights;
   o.max_seq = 16;
   o.max_prefill = 8;
-  o.progress = false;
   const models::BuiltModel m = models::build_decoder(c, models::synthetic_weights(1), o);
   write_seed(dir, name, m.graph, m.weights, {{"arch", models::architecture_name(arch)}});
 }
