@@ -3,8 +3,8 @@
 #   package       cmake --install into a fresh prefix, then the examples built against the
 #                 installed tree (find_package(wgx CONFIG), and the C one through pkg-config),
 #                 run on the demo model
-#   subdirectory  a parent project that add_subdirectory()s wgx configures, every include folder
-#                 it compiles with exists, and a library of it builds
+#   subdirectory  a parent project that add_subdirectory()s wgx configures (without looking for
+#                 Python), every include folder it compiles with exists, and a library of it builds
 # usage: install_test.sh CASE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 case_name=$1 build=$2 root=$3
@@ -73,6 +73,7 @@ CMAKE
     cmake -S "$work/parent" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWGX_DAWN_LIBRARY="$dawn" \
       -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$work/configure.log" 2>&1 || fail "configuring the parent: $(tail -5 "$work/configure.log")"
     grep -q "add_test\|gtest" "$work/build/wgx/CTestTestfile.cmake" 2>/dev/null && fail "wgx's tests are built in a parent project"
+    grep -q "^pybind11_DIR\|^Python_EXECUTABLE" "$work/build/CMakeCache.txt" && fail "a parent project looked for Python or pybind11"
     # Every include folder of every compile exists (a path built from CMAKE_SOURCE_DIR would not).
     python3 - "$work/build/compile_commands.json" <<'PY' || fail "a compile uses an include folder that does not exist"
 import json, os, shlex, sys
