@@ -1,0 +1,100 @@
+// Program's outputs and state, read and written by the host.
+#include <algorithm>
+#include <stdexcept>
+
+#include "runtime/program_impl.h"
+
+namespace wgx::runtime {
+
+
+std::vector<int64_t> Program::output_shape(std::string_view name) const {
+  const Impl& m = *impl_;
+  return m.shapes[m.named(m.graph.outputs, name, "output").value];
+}
+
+std::vector<uint8_t> Program::read_storage(std::string_view name) const {
+  const Impl& m = *impl_;
+  const ValueId v = m.named(m.graph.outputs, name, "output").value;
+  const TensorRef& r = m.refs[v];
+  const uint64_t bytes = r.storage == Storage::Q4 ? r.capacity : storage_bytes(r.storage, numel(m.shapes[v]));
+  std::vector<uint8_t> out(bytes);
+  if (!bytes) return out;
+  const std::vector<gpu::Span>& words = m.handoff.words();
+  if (words.empty()) {
+    gpu::download(m.gpu, *r.buffer, r.offset, bytes, out.data());
+    return out;
+  }
+  // The handoff words in the same copy: a step whose handoff failed gives an error, not its values.
+  std::vector<gpu::Span> spans{{r.buffer, r.offset, gpu::round_up(bytes, 4)}};
+  spans.insert(spans.end(), words.begin(), words.end());
+  std::vector<uint8_t> all(spans[0].bytes + m.handoff.word_bytes());
+  gpu::download(m.gpu, spans, all.data());
+  m.handoff.check(all.data() + spans[0].bytes);
+  std::copy_n(all.begin(), bytes, out.begin());
+  return out;
+}
+
+std::vector<float> Program::read_f32(std::string_view name) const {
+  const Impl& m = *impl_;
+  const ValueId v = m.named(m.graph.outputs, name, "output").value;
+  return storage_to_f32(m.refs[v].storage, read_storage(name), numel(m.shapes[v]));
+}
+
+namespace {
+const graph::MutableBuffer& buffer_named(const Graph& g, std::string_view name) {
+  for (const graph::MutableBuffer& b : g.buffers) {
+    if (b.name == name) return b;
+  }
+  throw std::invalid_argument("no mutable buffer named '" + std::string(name) + "'");
+}
+}  // namespace
+
+std::vector<uint8_t> Program::read_state_storage(std::string_view name) const {
+  const Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const TensorRef& r = m.refs[b.value];
+  const uint64_t n = numel(graph::max_shape(m.graph.type(b.value).shape, m.graph.syms));
+  std::vector<uint8_t> bytes(storage_bytes(r.storage, n));
+  gpu::download(m.gpu, *r.buffer, r.offset, bytes.size(), bytes.data());
+  return bytes;
+}
+
+std::vector<float> Program::read_state_f32(std::string_view name) const {
+  const Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const uint64_t n = numel(graph::max_shape(m.graph.type(b.value).shape, m.graph.syms));
+  return storage_to_f32(m.refs[b.value].storage, read_state_storage(name), n);
+}
+
+void Program::write_state(std::string_view name, std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const graph::TensorType& type = m.graph.type(b.value);
+  const uint64_t expect = numel(graph::max_shape(type.shape, m.graph.syms)) * graph::element_bytes(type.dtype);
+  if (bytes.size() != expect) {
+    throw std::invalid_argument("mutable buffer '" + b.name + "' (" + graph::to_string(type, &m.graph.syms) +
+                                ") needs " + std::to_string(expect) + " bytes, got " + std::to_string(bytes.size()));
+  }
+  const TensorRef& r = m.refs[b.value];
+  std::vector<uint8_t> stored = to_storage(type.dtype, bytes, r.storage, b.name);
+  if (!stored.empty()) m.params.upload(*r.buffer, r.offset, stored.data(), stored.size());
+}
+
+void Program::reset_state() {
+  Impl& m = *impl_;
+  if (m.graph.buffers.empty() && m.handoff.words().empty()) return;
+  gpu::Recorder rec(m.gpu, "reset state");
+  m.handoff.clear(rec);
+  for (const graph::MutableBuffer& b : m.graph.buffers) {
+    const TensorRef& r = m.refs[b.value];
+    if (b.init == graph::BufferInit::Zeros) {
+      rec.clear(*r.buffer, r.offset, r.capacity);
+    } else if (b.init == graph::BufferInit::Constant) {
+      const TensorRef& c = m.refs[m.graph.constants.at(b.constant).value];
+      rec.copy(*c.buffer, c.offset, *r.buffer, r.offset, std::min(c.capacity, r.capacity));
+    }
+  }
+  rec.submit();
+}
+
+}  // namespace wgx::runtime
