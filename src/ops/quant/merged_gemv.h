@@ -1,5 +1,5 @@
 // q4_gemv's one-row variant whose x is flash decoding's partial results, merged in its prologue
-// (Stage::Comb in products.cpp, stage_comb_i8 in q4_gemv.variants.toml): rope_sdpa_linear's
+// (Stage::Comb in product_parts.h, stage_comb_i8 in q4_gemv.variants.toml): rope_sdpa_linear's
 // output projection at a one-token step, where the attention ran split over chunks of the cache,
 // without the attention's own merge of them.
 #pragma once
