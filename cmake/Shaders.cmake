@@ -74,6 +74,8 @@ endif()
 
 find_package(Python3 3.11 REQUIRED COMPONENTS Interpreter)  # 3.11 for tomllib
 set(WGX_SHADERS_GENERATED_DIR "${PROJECT_BINARY_DIR}/generated")
+# Made now, not at the first generation: an include folder of a target exists from configure on.
+file(MAKE_DIRECTORY "${WGX_SHADERS_GENERATED_DIR}/shaders")
 
 function(wgx_shader_family target)
   cmake_parse_arguments(PARSE_ARGV 1 S "" "FAMILY" "VARIANTS")

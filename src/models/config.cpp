@@ -131,7 +131,7 @@ Architecture parse_architecture(const Fields& f) {
   const std::string name = (*list)[0].get<std::string>();
   if (name == "LlamaForCausalLM") return Architecture::Llama;
   if (name == "Qwen3ForCausalLM") return Architecture::Qwen3;
-  f.fail("architectures", "is " + name + "; wgx runs LlamaForCausalLM and Qwen3ForCausalLM");
+  f.fail("architectures", "is " + json_excerpt(json(name)) + "; wgx runs LlamaForCausalLM and Qwen3ForCausalLM");
 }
 
 // Rope: transformers 5 keeps theta and the scaling in "rope_parameters"; earlier versions have
@@ -156,7 +156,7 @@ void parse_rope(const Fields& f, ModelConfig& c) {
   const char* type_key = params->has("rope_type") ? "rope_type" : "type";
   const std::string type = params->has(type_key) ? params->string(type_key) : "default";
   if (type == "default") return;
-  if (type != "llama3") params->fail(type_key, "is \"" + type + "\"; wgx supports \"default\" and \"llama3\"");
+  if (type != "llama3") params->fail(type_key, "is " + json_excerpt(json(type)) + "; wgx supports \"default\" and \"llama3\"");
   RopeScaling s;
   s.factor = params->number("factor");
   s.low_freq_factor = params->number("low_freq_factor");
@@ -174,7 +174,7 @@ void refuse_unsupported(const Fields& f) {
   if (f.boolean_or("mlp_bias", false)) f.fail("mlp_bias", "is true; wgx has no MLP biases");
   if (f.boolean_or("use_sliding_window", false)) f.fail("use_sliding_window", "is true; wgx has no sliding window");
   if (f.has("hidden_act") && f.string("hidden_act") != "silu") {
-    f.fail("hidden_act", "is \"" + f.string("hidden_act") + "\"; wgx runs silu (SwiGLU)");
+    f.fail("hidden_act", "is " + json_excerpt(json(f.string("hidden_act"))) + "; wgx runs silu (SwiGLU)");
   }
 }
 

@@ -12,9 +12,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-expected=" the only thing to be
-desputs of the world.
-        -- John Cage"  # transformers' greedy continuation (tests/models/data/demo/greedy.json)
 
 case $case_name in
   package)
@@ -44,10 +41,19 @@ case $case_name in
     cmake --build "$work/examples" >"$work/build.log" 2>&1 || fail "building the examples: $(tail -20 "$work/build.log")"
     "$work/examples/stream" "$root/models/demo" "The meaning of life is" 40 >"$work/stream.out" 2>"$work/stream.err" \
       || fail "stream: $(cat "$work/stream.err")"
-    [ "$(tail -n +2 "$work/stream.out")" = "The meaning of life is$expected" ] || fail "stream printed: $(cat "$work/stream.out")"
+    # The same greedy text as the installed wgx prints with the same defaults (q4 weights, f16
+    # cache); the f32 continuations are checked against transformers' in tests/api and tests/cli.
+    "$prefix/bin/wgx" run --model "$root/models/demo" -p "The meaning of life is" -n 40 --temp 0 >"$work/run.out" 2>"$work/run.err" \
+      || fail "wgx run: $(cat "$work/run.err")"
+    [ -n "$(cat "$work/run.out")" ] || fail "wgx run printed nothing"
+    [ "$(tail -n +2 "$work/stream.out")" = "The meaning of life is$(cat "$work/run.out")" ] \
+      || fail "stream printed: $(cat "$work/stream.out"); wgx run: $(cat "$work/run.out")"
     printf 'The meaning of life is\n\n' | "$work/examples/chat" "$root/models/demo" --greedy -n 40 >"$work/chat.out" 2>"$work/chat.err" \
       || fail "chat: $(cat "$work/chat.err")"
-    grep -qF "desputs of the world." "$work/chat.out" || fail "chat printed: $(cat "$work/chat.out")"
+    "$prefix/bin/wgx" run --model "$root/models/demo" --chat -p "The meaning of life is" -n 40 --temp 0 >"$work/run_chat.out" \
+      2>"$work/run.err" || fail "wgx run --chat: $(cat "$work/run.err")"
+    grep -qF "$(head -1 "$work/run_chat.out")" "$work/chat.out" \
+      || fail "chat printed: $(cat "$work/chat.out"); wgx run --chat: $(cat "$work/run_chat.out")"
     # The C example through pkg-config.
     export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
     [ "$(pkg-config --modversion wgx)" = "$("$prefix/bin/wgx" --version | cut -d' ' -f2)" ] || fail "wgx.pc's version differs from the library's"
