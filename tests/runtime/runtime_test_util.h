@@ -31,10 +31,11 @@ inline gpu::Context& shared_context() {
 // A device on shared_context()'s adapter that offers what a smaller GPU would: no subgroups
 // feature where `subgroups` is false, and `workgroup_storage` bytes of workgroup memory where
 // that is not 0 (WebGPU guarantees 16,384). The routes and kernels such GPUs take by default
-// are tested on it. One device per kind, kept for the process.
+// are tested on it. One device per kind, kept for the process and never destroyed: SwiftShader
+// crashed in one of its threads when such a device was released at exit.
 inline gpu::Context& device_like(bool subgroups, uint32_t workgroup_storage = 0) {
-  static std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Context>> devices;
-  std::unique_ptr<gpu::Context>& d = devices[{subgroups, workgroup_storage}];
+  static auto* devices = new std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Context>>;
+  std::unique_ptr<gpu::Context>& d = (*devices)[{subgroups, workgroup_storage}];
   if (!d) {
     gpu::ContextOptions o = gpu::ContextOptions::from_env();
     o.announce = false;
