@@ -5,6 +5,7 @@
 // chat over a small model with a chat template (made by make_chat_model).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -384,6 +385,34 @@ TEST(Model, SyntheticModelsTakeTokenIds) {
 
 TEST(Model, VersionAndOptions) {
   EXPECT_STREQ(wgx::version(), WGX_EXPECTED_VERSION);
+  const std::vector<wgx::OptionInfo> table = wgx::options();
+  ASSERT_FALSE(table.empty());
+  const auto x8 = std::find_if(table.begin(), table.end(), [](const wgx::OptionInfo& o) { return o.name == "quant_gemv_x8"; });
+  ASSERT_NE(x8, table.end());
+  EXPECT_EQ(x8->default_value, "auto");
+  EXPECT_TRUE(x8->changes_results);
+  for (const wgx::OptionInfo& o : table) EXPECT_FALSE(o.doc.empty()) << o.name;
+  // A valid map passes; an unknown name or a bad value is a BadArgument that says what is valid,
+  // from check_options and from an Engine, before any device is made.
+  EXPECT_NO_THROW(wgx::check_options({{"quant_gemv_x8", "off"}}));
+  try {
+    wgx::check_options({{"no_such_option", "1"}});
+    ADD_FAILURE() << "an unknown option was accepted";
+  } catch (const wgx::Error& e) {
+    EXPECT_EQ(e.kind(), wgx::ErrorKind::BadArgument);
+    EXPECT_NE(std::string(e.what()).find("quant_gemv_x8"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(kind_of([] { wgx::check_options({{"quant_gemv_x8", "sometimes"}}); }), wgx::ErrorKind::BadArgument);
+  wgx::EngineOptions bad;
+  bad.adapter = "no such adapter";  // never reached: the options are checked first
+  bad.options["no_such_option"] = "1";
+  try {
+    wgx::Engine e(bad);
+    ADD_FAILURE() << "an engine took an unknown option";
+  } catch (const wgx::Error& e) {
+    EXPECT_EQ(e.kind(), wgx::ErrorKind::BadArgument);
+    EXPECT_NE(std::string(e.what()).find("no_such_option"), std::string::npos) << e.what();
+  }
 }
 
 // ---- Chat -------------------------------------------------------------------------------------
