@@ -1,5 +1,6 @@
 // out = a (op) b with NumPy broadcasting, for every storage dtype. One invocation writes one
 // 32-bit word of the output ({{per_word}} elements), so packed f16 and byte outputs never race.
+#include "workgroup.wgsl"
 struct Params {
   numel: u32,
   rank: u32,

@@ -5,6 +5,8 @@
 // Both are staged K-contiguous, one padded row of vec4s per row of A or column of B, so the inner
 // loop is vec4 dot products over k. The next slice is fetched into registers while the current
 // one is multiplied.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   m: u32,
   n: u32,

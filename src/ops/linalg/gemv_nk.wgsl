@@ -4,6 +4,8 @@
 // together they read one contiguous run, and their partial sums are reduced in workgroup memory,
 // one row at a time (1 KiB of it: SwiftShader's pipeline compile time grows with its size).
 // Any M works (row blocks of R); the route takes it only for M <= R.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   m: u32,
   n: u32,

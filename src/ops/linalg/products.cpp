@@ -165,8 +165,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool linear, bo
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *shaders::find_linalg(variant_name(ctx, linear, tile)),
       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-       gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-      kF16PackWgsl);
+       gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   auto steps = std::make_unique<Steps>();
   const bool has_bias = linear && ctx.input_count() > 2;
   const gpu::BufferBinding bias = has_bias ? ctx.input(2).binding() : steps->own(ctx, 4, "no bias");

@@ -9,6 +9,10 @@
 // {{reduction_doc}}. Output columns are split into up to three tensors (linear_qkv), or
 // neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
 // x: {{x_doc}}.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "silu.wgsl"
+#include "q4.wgsl"
 struct Params {
   m: u32,
   n: u32,
@@ -184,10 +188,8 @@ fn scale_word(i: u32) -> u32 {
   return S[params.scale_base + select(i, i >> 1u, (p_flags() & SCALE_F16) != 0u)];
 }
 
-fn scale(i: u32) -> f32 {
-  if ((p_flags() & SCALE_F16) != 0u) { return unpack2x16float(scale_word(i))[i & 1u]; }
-  return bitcast<f32>(scale_word(i));
-}
+fn q4_scale_word(j: u32) -> u32 { return S[params.scale_base + j]; }
+fn scale(i: u32) -> f32 { return q4_scale(i, (p_flags() & SCALE_F16) != 0u); }
 
 // Chunk c of the group's columns `cols`: their packed words and their scales.
 struct Chunk {

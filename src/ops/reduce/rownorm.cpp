@@ -31,8 +31,7 @@ std::unique_ptr<runtime::NodeExec> build_rownorm(const NodeContext& ctx, size_t 
   const gpu::Kernel& kernel =
       variant_kernel(ctx, *find_variant(ctx),
                      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                      gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-                     kF16PackWgsl);
+                      gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   // A missing weight or bias binds x in its place (read-only twice is allowed); flags say so.
   const size_t inputs = ctx.input_count();
   const gpu::BufferBinding x = ctx.input(0).binding();

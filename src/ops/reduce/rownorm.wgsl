@@ -6,6 +6,8 @@
 // with `lanes` invocations each (powers of two, cols * lanes = 256). The host makes cols a
 // multiple of {{per_word}} when rows do not fill whole words, so every word written belongs to
 // one workgroup.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   rows: u32,
   n: u32,
