@@ -6,6 +6,7 @@
 #include "workgroup.wgsl"
 #include "f16_pack.wgsl"
 #include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -30,9 +31,6 @@ struct Params {
 
 const WG = 256u;
 const R = 4u;
-const BIAS = 1u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
-const X_F16 = 8u;
 
 var<workgroup> red: array<array<vec4<f32>, 2>, WG>;
 

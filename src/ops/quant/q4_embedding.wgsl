@@ -7,6 +7,7 @@
 #include "workgroup.wgsl"
 #include "f16_pack.wgsl"
 #include "q4.wgsl"
+#include "quant_flags.toml"
 struct Params {
   words: u32,  // packed words to expand: ids * D / 8
   dim: u32,    // D
@@ -21,8 +22,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read> Table: array<u32>;
 @group(0) @binding(2) var<storage, read> Ids: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;
 
 fn q4_scale_word(j: u32) -> u32 { return Table[params.scale_base + j]; }
 fn scale(i: u32) -> f32 { return q4_scale(i, (params.flags & SCALE_F16) != 0u); }

@@ -23,6 +23,7 @@
 #include "silu.wgsl"
 #include "q4.wgsl"
 #include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,            // product columns
@@ -62,12 +63,6 @@ const TM = BM / 16u;  // rows per invocation: 4
 const AQ = BM / 4u;   // vec4s per k of As
 const BQ = BN / 4u;   // vec4s per k of Bs
 const XL = BM / 32u;  // vec4<u32> loads of x per invocation and slice (f32 x; f16 x takes half)
-const BIAS = 1u;
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs
-const X_F16 = 8u;    // x and bias in f16
-const SWIGLU = 64u;
-const PARTIAL = 128u;
 
 var<workgroup> As: array<vec4<f32>, BK * AQ>;  // As[k * AQ + r / 4][r % 4]: x[m0 + r, k0 + k]
 var<workgroup> Bs: array<vec4<f32>, BK * BQ>;  // Bs[k * BQ + c / 4][c % 4]: W[n0 + c, k0 + k]

@@ -8,6 +8,7 @@
 #include "f16_pack.wgsl"
 #include "silu.wgsl"
 #include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,       // product columns
@@ -30,9 +31,6 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> Out2: array<u32>;
 
 const PW = {{per_word}}u;
-const BIAS = 1u;
-const X_F16 = 8u;  // the bias in f16
-const SWIGLU = 64u;
 
 fn bias(n: u32) -> f32 { return bias_at(n, (params.flags & BIAS) != 0u, (params.flags & X_F16) != 0u); }
 

@@ -11,6 +11,7 @@
 #include "f16_pack.wgsl"
 #include "q4.wgsl"
 #include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -43,12 +44,6 @@ const TX = BN / TN;
 const QR = BK / 4u;         // vec4s per staged row
 const EPT = BM * BK / WG;   // elements each invocation stages per operand and slice
 const WPT = EPT / 8u;       // q4gsw words each invocation stages per slice
-const BIAS = 1u;
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
-const X_F16 = 8u;
-const W_Q4 = 16u;
-const W_F16 = 32u;
 
 var<workgroup> As: array<vec4<f32>, BM * QR>;
 var<workgroup> Bs: array<vec4<f32>, BN * QR>;
