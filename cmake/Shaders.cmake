@@ -1,18 +1,25 @@
 # Shader families: WGSL templates with variant lists, expanded at build time by tools/shadergen into
 # C++ sources that embed every variant (tools/shadergen/README.md has the formats).
 #
-#   wgx_shader_family(<target> FAMILY <name> VARIANTS <list.variants.toml>...)
+#   wgx_shader_family(<target> FAMILY <name> [LIBRARY <dir>] VARIANTS <list.variants.toml>...)
+#   wgx_shader_flags(<target> <flags.toml>...)
 #
-# Generates <build>/generated/shaders/<name>_shaders.{h,cpp}, adds them to <target> (call it in
-# the folder that created <target>) and gives <target> the include path for
-# #include "shaders/<name>_shaders.h". The generator reruns when a variant list, a template or the
-# generator changes. The .cpp static_asserts that the input hash it embeds equals
-# WGX_SHADERS_<NAME>_HASH, computed here at configure time from the same files; CMake reconfigures
-# when any of them changes, so only a .cpp generated from exactly these inputs compiles.
+# wgx_shader_family generates <build>/generated/shaders/<name>_shaders.{h,cpp}, adds them to
+# <target> (call it in the folder that created <target>) and gives <target> the include path for
+# #include "shaders/<name>_shaders.h". Templates #include library files from LIBRARY (default
+# src/shaders/lib). The generator reruns when a variant list, a template, a library file one of
+# them includes or the generator changes. The .cpp static_asserts that the input hash it embeds
+# equals WGX_SHADERS_<NAME>_HASH, computed here at configure time from the same files; CMake
+# reconfigures when any of them changes, so only a .cpp generated from exactly these inputs
+# compiles.
+#
+# wgx_shader_flags generates <build>/generated/shaders/<stem>.h from each flags file (the C++ side
+# of constants that templates #include as WGSL) and adds it to <target>.
 #
 # This file also works in script mode (cmake -P) for wgx_shader_input_hash alone; the tests use that.
 
 cmake_path(SET WGX_SHADERGEN_DIR NORMALIZE "${CMAKE_CURRENT_LIST_DIR}/../tools/shadergen")
+cmake_path(SET WGX_SHADER_LIBRARY NORMALIZE "${CMAKE_CURRENT_LIST_DIR}/../src/shaders/lib")
 
 # The generator's sources, in the order the input hash takes them (the regex matches the Python
 # side, tools/shadergen/inputhash.py).
@@ -44,13 +51,48 @@ function(_wgx_shader_template out list)
   set(${out} "${template}" PARENT_SCOPE)
 endfunction()
 
-# wgx_shader_input_hash(<out-var> FAMILY <name> VARIANTS <absolute paths>...): the recipe written
-# out in tools/shadergen/shadergen.py; <out-var>_INPUTS gets every file it read.
+# The names of the library files a template pulls in, directly or through other library files,
+# sorted. Include lines are found with the generator's pattern (INCLUDE_LINE in
+# tools/shadergen/includes.py); the generator also rejects what this does not look at (a
+# malformed line, a cycle) with the file and line.
+function(_wgx_shader_includes out template library)
+  set(pending "${template}")
+  set(names "")
+  while(pending)
+    list(POP_FRONT pending file)
+    if(NOT file MATCHES "\\.wgsl$")
+      continue()  # a flags file includes nothing
+    endif()
+    file(STRINGS "${file}" lines REGEX "^#include" ENCODING UTF-8)
+    foreach(line IN LISTS lines)
+      if(NOT line MATCHES "^#include \"([a-z0-9_]+\\.(wgsl|toml))\"[ \t\r]*$")
+        message(FATAL_ERROR "${file}: malformed include '${line}': write #include \"name.wgsl\" alone on a line")
+      endif()
+      set(name "${CMAKE_MATCH_1}")
+      list(FIND names "${name}" seen)  # not IN_LIST: script mode (cmake -P) has no policies set
+      if(seen EQUAL -1)
+        if(NOT library OR NOT EXISTS "${library}/${name}")
+          message(FATAL_ERROR "${file}: #include \"${name}\": no such file in ${library}")
+        endif()
+        list(APPEND names "${name}")
+        list(APPEND pending "${library}/${name}")
+      endif()
+    endforeach()
+  endwhile()
+  list(SORT names)
+  set(${out} "${names}" PARENT_SCOPE)
+endfunction()
+
+# wgx_shader_input_hash(<out-var> FAMILY <name> [LIBRARY <dir>] VARIANTS <absolute paths>...): the
+# recipe written out in tools/shadergen/shadergen.py; <out-var>_INPUTS gets every file it read.
 function(wgx_shader_input_hash out)
-  cmake_parse_arguments(PARSE_ARGV 1 H "" "FAMILY" "VARIANTS")
+  cmake_parse_arguments(PARSE_ARGV 1 H "" "FAMILY;LIBRARY" "VARIANTS")
+  if(NOT DEFINED H_LIBRARY)
+    set(H_LIBRARY "${WGX_SHADER_LIBRARY}")
+  endif()
   _wgx_shadergen_files(generator)
   set(inputs ${generator})
-  set(manifest "wgx-shadergen-input 1\nfamily ${H_FAMILY}\n")
+  set(manifest "wgx-shadergen-input 2\nfamily ${H_FAMILY}\n")
   foreach(file IN LISTS generator)
     file(SHA256 "${file}" digest)
     cmake_path(GET file FILENAME name)
@@ -62,7 +104,14 @@ function(wgx_shader_input_hash out)
     file(SHA256 "${template}" template_digest)
     string(APPEND manifest "variants ${list_digest}\ntemplate ${template_digest}\n")
     list(APPEND inputs "${list}" "${template}")
+    _wgx_shader_includes(names "${template}" "${H_LIBRARY}")
+    foreach(name IN LISTS names)
+      file(SHA256 "${H_LIBRARY}/${name}" digest)
+      string(APPEND manifest "include ${name} ${digest}\n")
+      list(APPEND inputs "${H_LIBRARY}/${name}")
+    endforeach()
   endforeach()
+  list(REMOVE_DUPLICATES inputs)
   string(SHA256 digest "${manifest}")
   set(${out} "${digest}" PARENT_SCOPE)
   set(${out}_INPUTS "${inputs}" PARENT_SCOPE)
@@ -78,8 +127,8 @@ set(WGX_SHADERS_GENERATED_DIR "${PROJECT_BINARY_DIR}/generated")
 file(MAKE_DIRECTORY "${WGX_SHADERS_GENERATED_DIR}/shaders")
 
 function(wgx_shader_family target)
-  cmake_parse_arguments(PARSE_ARGV 1 S "" "FAMILY" "VARIANTS")
-  set(usage "wgx_shader_family(<target> FAMILY <name> VARIANTS <list.variants.toml>...)")
+  cmake_parse_arguments(PARSE_ARGV 1 S "" "FAMILY;LIBRARY" "VARIANTS")
+  set(usage "wgx_shader_family(<target> FAMILY <name> [LIBRARY <dir>] VARIANTS <list.variants.toml>...)")
   if(S_UNPARSED_ARGUMENTS OR NOT S_FAMILY OR NOT S_VARIANTS)
     message(FATAL_ERROR "usage: ${usage}")
   endif()
@@ -109,7 +158,12 @@ function(wgx_shader_family target)
     endif()
     list(APPEND lists "${list}")
   endforeach()
-  wgx_shader_input_hash(digest FAMILY ${S_FAMILY} VARIANTS ${lists})
+  if(S_LIBRARY)
+    cmake_path(ABSOLUTE_PATH S_LIBRARY BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
+  else()
+    set(S_LIBRARY "${WGX_SHADER_LIBRARY}")
+  endif()
+  wgx_shader_input_hash(digest FAMILY ${S_FAMILY} LIBRARY "${S_LIBRARY}" VARIANTS ${lists})
   # Any edit to an input changes the hash, so it must rerun configure as well as the generator.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${digest_INPUTS})
 
@@ -119,7 +173,7 @@ function(wgx_shader_family target)
   add_custom_command(
     OUTPUT "${header}" "${source}"
     COMMAND "${Python3_EXECUTABLE}" -B "${WGX_SHADERGEN_DIR}/shadergen.py"
-            --out-dir "${out_dir}" --family ${S_FAMILY} ${lists}
+            --out-dir "${out_dir}" --lib-dir "${S_LIBRARY}" --family ${S_FAMILY} ${lists}
     DEPENDS ${digest_INPUTS}
     COMMENT "Generating shader family ${S_FAMILY}"
     VERBATIM)
@@ -129,4 +183,26 @@ function(wgx_shader_family target)
   # Only on the generated .cpp: a template edit then recompiles that file alone, not the target.
   string(TOUPPER "WGX_SHADERS_${S_FAMILY}_HASH" macro)
   set_property(SOURCE "${source}" APPEND PROPERTY COMPILE_DEFINITIONS "${macro}=\"${digest}\"")
+endfunction()
+
+function(wgx_shader_flags target)
+  if(ARGC LESS 2)
+    message(FATAL_ERROR "usage: wgx_shader_flags(<target> <flags.toml>...)")
+  endif()
+  _wgx_shadergen_files(generator)
+  set(out_dir "${WGX_SHADERS_GENERATED_DIR}/shaders")
+  foreach(flags IN LISTS ARGN)
+    cmake_path(ABSOLUTE_PATH flags BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
+    cmake_path(GET flags STEM LAST_ONLY stem)
+    set(header "${out_dir}/${stem}.h")
+    add_custom_command(
+      OUTPUT "${header}"
+      COMMAND "${Python3_EXECUTABLE}" -B "${WGX_SHADERGEN_DIR}/shadergen.py"
+              --out-dir "${out_dir}" --flags "${flags}"
+      DEPENDS "${flags}" ${generator}
+      COMMENT "Generating shader flags ${stem}.h"
+      VERBATIM)
+    target_sources(${target} PRIVATE "${header}")
+  endforeach()
+  target_include_directories(${target} PUBLIC "${WGX_SHADERS_GENERATED_DIR}")
 endfunction()

@@ -36,7 +36,7 @@ std::string variant_source(const shaders::ShaderVariant& variant, std::string_vi
     rest.remove_prefix(line.size());
   }
   if (!directives.empty() && directives.back() != '\n') directives += '\n';
-  return directives + std::string(gpu::kLinearWorkgroupWgsl) + std::string(prelude) + body;
+  return directives + std::string(prelude) + body;
 }
 
 const gpu::Kernel& variant_kernel(const runtime::NodeContext& ctx, const shaders::ShaderVariant& variant,

@@ -1,6 +1,6 @@
 // Helpers shared by the op families: variant names by dtype, kernels from generated shader
-// tables, the f32 -> f16 packing WGSL, broadcasting strides, scalar inputs materialized as
-// one-element tensors, and executables made of several dispatches with their scratch buffers.
+// tables, broadcasting strides, scalar inputs materialized as one-element tensors, and
+// executables made of several dispatches with their scratch buffers.
 #pragma once
 
 #include <cstdint>
@@ -21,59 +21,9 @@ namespace wgx::ops {
 // The dtype label variants use for a storage: "f32", "f16", "i32", "bool", "u8".
 std::string dtype_label(graph::DType compute_dtype);
 
-// f32 -> f16 for kernels that write packed f16: f16_bits(x) is x's half (rounded as
-// pack2x16float rounds), f16_word(v) packs v.x (low) and v.y into one word. pack2x16float is
-// undefined outside the finite f16 range, so overflow saturates to +-inf (as rounding does) and
-// NaN stays NaN, as a PyTorch cast gives them.
-inline constexpr const char* kF16PackWgsl = R"(
-fn f16_bits(x: f32) -> u32 {
-  let b = bitcast<u32>(x);
-  if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
-  if (abs(x) >= 65520.0) { return ((b >> 16u) & 0x8000u) | 0x7c00u; }
-  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
-}
-fn f16_word(v: vec2<f32>) -> u32 { return f16_bits(v.x) | (f16_bits(v.y) << 16u); }
-)";
-
-// silu(x) = x * sigmoid(x), with exp of a non-positive argument only, so nothing overflows.
-inline constexpr const char* kSiluWgsl = R"(
-fn silu(x: f32) -> f32 {
-  let e = exp(-abs(x));
-  let s = 1.0 / (1.0 + e);
-  return x * select(e * s, s, x >= 0.0);
-}
-)";
-
-// 32 values of x in int8, as the quant family's one-row kernels stage them and q8_chunks.wgsl
-// (or add_rms_norm's q8 form) writes them for q4_gemm: q = round(x * 127 / max |x|), clamped to
-// [-127, 127], so x ~ q * dx with dx = max |x| / 127 (each value at most dx / 2 off, plus f32
-// rounding). Words: lo = (w0, w1, w2, w3), hi = (w4 .. w7); word 2h holds the q of elements 8h,
-// 8h + 2, 8h + 4 and 8h + 6, word 2h + 1 the odd ones: the bytes that w & 0x0f0f0f0f and
-// (w >> 4) & 0x0f0f0f0f take from the weight word h of the same 32 columns (nibble i is element
-// i). sum: of the 32 q (for the nibbles' offset of 8).
-inline constexpr const char* kInt8ChunkWgsl = R"(
-struct I8Chunk { lo: vec4<u32>, hi: vec4<u32>, dx: f32, sum: i32 }
-fn i8_chunk(v: array<vec4<f32>, 8>) -> I8Chunk {
-  var amax = 0.0;
-  for (var i = 0u; i < 8u; i++) { let a = abs(v[i]); amax = max(amax, max(max(a.x, a.y), max(a.z, a.w))); }
-  let inv = select(0.0, 127.0 / amax, amax > 0.0);
-  var w: array<u32, 8>;
-  var sum = vec4<i32>();
-  for (var h = 0u; h < 4u; h++) {
-    let a = vec4<i32>(clamp(round(v[2u * h] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));       // 8h .. 8h + 3
-    let b = vec4<i32>(clamp(round(v[2u * h + 1u] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));  // 8h + 4 .. 8h + 7
-    w[2u * h] = pack4xI8(vec4<i32>(a.x, a.z, b.x, b.z));
-    w[2u * h + 1u] = pack4xI8(vec4<i32>(a.y, a.w, b.y, b.w));
-    sum += a + b;
-  }
-  return I8Chunk(vec4<u32>(w[0], w[1], w[2], w[3]), vec4<u32>(w[4], w[5], w[6], w[7]), amax / 127.0,
-                 sum.x + sum.y + sum.z + sum.w);
-}
-)";
-
 // A variant's full WGSL: the variant's directive lines (enable, requires, diagnostic), then
-// wgx_workgroup_index (gpu::kLinearWorkgroupWgsl), then `prelude` (WGSL the family's templates
-// call, e.g. kF16PackWgsl), then the rest of the variant.
+// `prelude` (WGSL the host makes for a kernel, e.g. FixedParams::wgsl()), then the rest of the
+// variant. WGSL that templates share is not a prelude: they #include it (src/shaders/lib).
 std::string variant_source(const shaders::ShaderVariant& variant, std::string_view prelude = {});
 
 // The pipeline for one generated variant (compiled once per program), from variant_source, with

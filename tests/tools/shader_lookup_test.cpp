@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shaders/demo_flags.h"
 #include "shaders/demo_shaders.h"
 
 namespace wgx::shaders {
@@ -44,6 +45,17 @@ TEST(ShadergenLookup, MissesUnknownNames) {
   EXPECT_EQ(find_demo("add.f32x"), nullptr);   // sorts between two names
   EXPECT_EQ(find_demo("zero.f32 "), nullptr);  // after the last name
   EXPECT_EQ(find_demo("ADD.F32"), nullptr);
+}
+
+// binary.wgsl includes data/demo/lib/demo_index.wgsl, which includes demo_flags.toml: the WGSL
+// constant and the generated C++ one come from that one definition.
+TEST(ShadergenLookup, ExpandsIncludesAndSharesFlagsWithCpp) {
+  const ShaderVariant* v = find_demo("add.f32");
+  ASSERT_NE(v, nullptr);
+  const std::string stride = "const STRIDE = " + std::to_string(demo_flags::kStride) + "u;\n";
+  EXPECT_NE(v->wgsl.find(stride), std::string_view::npos);
+  EXPECT_NE(v->wgsl.find("fn demo_index("), std::string_view::npos);
+  EXPECT_EQ(v->wgsl.find("#include"), std::string_view::npos);
 }
 
 // The escaping round trip: quotes, a backslash, a tab, a non-ASCII character and "??=" all come

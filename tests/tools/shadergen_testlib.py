@@ -1,5 +1,6 @@
 """Shared by the test_shadergen_* modules: paths, a scratch family on disk, running the CLI."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -10,8 +11,11 @@ HERE = Path(__file__).resolve().parent
 SOURCE_DIR = Path(os.environ.get("WGX_SOURCE_DIR", HERE.parents[1]))
 SHADERGEN_DIR = SOURCE_DIR / "tools" / "shadergen"
 SHADERGEN = SHADERGEN_DIR / "shadergen.py"
+CMAKE = os.environ.get("WGX_CMAKE") or shutil.which("cmake")
+CXX = os.environ.get("WGX_CXX") or shutil.which("c++")
 DEMO_DIR = HERE / "data" / "demo"
 DEMO_LISTS = [DEMO_DIR / "binary.variants.toml", DEMO_DIR / "fill.variants.toml"]
+DEMO_LIBRARY = DEMO_DIR / "lib"
 GOLDEN_DIR = HERE / "data" / "golden"
 
 sys.path.insert(0, str(SHADERGEN_DIR))  # the tests also call the generator's modules directly
@@ -33,6 +37,18 @@ params = { dtype = "f32", wg = 64 }
 name = "u32"
 params = { dtype = "u32", wg = 64 }
 """
+
+
+def cmake_hash(family: str, lists: list[Path], library: Path | None = None) -> str:
+    """The input hash cmake/Shaders.cmake computes (raises AssertionError where it stops)."""
+    defines = [f"-DLIBRARY={library}"] if library else []
+    result = subprocess.run(
+        [CMAKE, f"-DFAMILY={family}", f"-DVARIANTS={';'.join(map(str, lists))}", *defines, "-P",
+         str(HERE / "print_shader_hash.cmake")],
+        capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise AssertionError(result.stderr)
+    return result.stdout.strip()
 
 
 class Scratch(unittest.TestCase):
@@ -62,9 +78,9 @@ class Scratch(unittest.TestCase):
                               capture_output=True, text=True, env=full_env, check=False)
 
     def generate(self, *families: tuple[str, list[Path]], out: Path | None = None,
-                 check: bool = False) -> subprocess.CompletedProcess:
+                 check: bool = False, library: Path = DEMO_LIBRARY) -> subprocess.CompletedProcess:
         args = ["--check"] if check else []
-        args += ["--out-dir", out or self.out]
+        args += ["--out-dir", out or self.out, "--lib-dir", library]
         for name, lists in families:
             args += ["--family", name, *lists]
         return self.shadergen(*args)

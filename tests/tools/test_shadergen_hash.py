@@ -1,45 +1,30 @@
 """The input hash: Python and CMake compute the same one, and a mismatch stops the build."""
-import os
 import re
-import shutil
 import subprocess
 import unittest
-from pathlib import Path
 
 import shadergen_testlib as lib
+from shadergen_testlib import CMAKE, CXX, cmake_hash
 
 import emit  # tools/shadergen, put on sys.path by shadergen_testlib
 import inputhash
 from family import load_family
 
-CMAKE = os.environ.get("WGX_CMAKE") or shutil.which("cmake")
-CXX = os.environ.get("WGX_CXX") or shutil.which("c++")
-
-
-def cmake_hash(family: str, lists: list[Path]) -> str:
-    result = subprocess.run(
-        [CMAKE, f"-DFAMILY={family}", f"-DVARIANTS={';'.join(map(str, lists))}", "-P",
-         str(lib.HERE / "print_shader_hash.cmake")],
-        capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise AssertionError(result.stderr)
-    return result.stdout.strip()
-
-
 @unittest.skipUnless(CMAKE, "needs cmake (set WGX_CMAKE)")
 class CMakeAgrees(lib.Scratch):
     def test_demo_family(self):
-        family = load_family("demo", lib.DEMO_LISTS)
-        self.assertEqual(cmake_hash("demo", lib.DEMO_LISTS), inputhash.input_hash(family))
+        family = load_family("demo", lib.DEMO_LISTS, lib.DEMO_LIBRARY)
+        self.assertEqual(family.templates[0].includes[0].name, "demo_flags.toml")  # it has some
+        self.assertEqual(cmake_hash("demo", lib.DEMO_LISTS, lib.DEMO_LIBRARY),
+                         inputhash.input_hash(family))
 
     def test_order_and_name_matter_and_both_sides_see_it(self):
         reverse = list(reversed(lib.DEMO_LISTS))
-        hashes = {
-            cmake_hash("demo", lib.DEMO_LISTS), cmake_hash("demo", reverse),
-            cmake_hash("other", lib.DEMO_LISTS)}
+        hashes = {cmake_hash(name, lists, lib.DEMO_LIBRARY)
+                  for name, lists in (("demo", lib.DEMO_LISTS), ("demo", reverse), ("other", lib.DEMO_LISTS))}
         self.assertEqual(len(hashes), 3)
-        self.assertEqual(cmake_hash("demo", reverse),
-                         inputhash.input_hash(load_family("demo", reverse)))
+        self.assertEqual(cmake_hash("demo", reverse, lib.DEMO_LIBRARY),
+                         inputhash.input_hash(load_family("demo", reverse, lib.DEMO_LIBRARY)))
 
     def test_template_in_a_subfolder_with_crlf_lines(self):
         variants = lib.VARIANTS.replace('"t.wgsl"', '"sub/t.wgsl"').replace("\n", "\r\n")
@@ -61,7 +46,7 @@ class Recipe(lib.Scratch):
         generator = inputhash.generator_files()
         text = inputhash.manifest(family, generator)
         sha = inputhash.sha256_hex
-        expected = ["wgx-shadergen-input 1", "family f"]
+        expected = ["wgx-shadergen-input 2", "family f"]
         expected += [f"generator {p.name} {sha(p.read_bytes())}" for p in generator]
         expected += [f"variants {sha(lists[0].read_bytes())}",
                      f"template {sha((lists[0].parent / 't.wgsl').read_bytes())}"]

@@ -43,7 +43,8 @@ class Determinism(lib.Scratch):
         first, second = self.root / "one", self.root / "two"
         # Different hash seeds shuffle set and dict-of-set orders if any leak into the output.
         for out, seed in ((first, "1"), (second, "2")):
-            args = ["--out-dir", out, "--family", "demo", *lib.DEMO_LISTS]
+            args = ["--out-dir", out, "--lib-dir", lib.DEMO_LIBRARY, "--family", "demo",
+                    *lib.DEMO_LISTS]
             result = self.shadergen(*args, env={"PYTHONHASHSEED": seed})
             self.assertEqual(result.returncode, 0, result.stderr)
         for name in ("demo_shaders.h", "demo_shaders.cpp"):
@@ -54,7 +55,7 @@ class Determinism(lib.Scratch):
         shutil.copytree(lib.DEMO_DIR, moved)
         here = self.generate(("demo", lib.DEMO_LISTS), out=self.root / "a")
         there = self.generate(("demo", [moved / p.name for p in lib.DEMO_LISTS]),
-                              out=self.root / "b")
+                              out=self.root / "b", library=moved / "lib")
         self.assertEqual(here.returncode, 0, here.stderr)
         self.assertEqual(there.returncode, 0, there.stderr)
         for name in ("demo_shaders.h", "demo_shaders.cpp"):

@@ -33,7 +33,8 @@ class Family:
     variants: tuple[RenderedVariant, ...]  # sorted by name
 
 
-def load_family(name: str, list_paths: list[Path]) -> Family:
+def load_family(name: str, list_paths: list[Path], library: Path | None = None) -> Family:
+    """The family of these variant lists; their templates' includes come from `library`."""
     if not FAMILY_NAME.fullmatch(name):
         raise ShaderGenError(f"family name '{name}' must be lower case letters and digits, words "
                              "joined by single underscores")
@@ -44,7 +45,7 @@ def load_family(name: str, list_paths: list[Path]) -> Family:
     seen: dict[str, str] = {}
     for path in list_paths:
         vlist = load_variant_list(path)
-        template = cache.get(vlist.template_path) or load_template(vlist.template_path)
+        template = cache.get(vlist.template_path) or load_template(vlist.template_path, library)
         cache[vlist.template_path] = template
         _check_params(vlist, template)
         for variant in vlist.variants:

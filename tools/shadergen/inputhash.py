@@ -1,7 +1,7 @@
 """The input hash of a family: what the generated .cpp embeds and CMake recomputes.
 
 The recipe is written out in shadergen.py's docstring; cmake/Shaders.cmake
-(_wgx_shader_input_hash) implements the same one, and tests/tools/test_hash.py checks that the
+(wgx_shader_input_hash) implements the same one, and tests/tools/test_shadergen_hash.py checks that the
 two agree.
 """
 import hashlib
@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 from family import Family
-from template import read_bytes
+from readfile import read_bytes
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 GENERATOR_DIR = Path(__file__).resolve().parent
 # Only module-like names: an editor's backup or lock file beside the sources must not count.
 GENERATOR_FILE = re.compile(r"[a-z_][a-z0-9_]*\.py")
@@ -31,6 +31,7 @@ def manifest(family: Family, generator: list[Path]) -> str:
     lines += [f"generator {p.name} {sha256_hex(read_bytes(p))}" for p in generator]
     for vlist, template in zip(family.lists, family.templates):
         lines += [f"variants {sha256_hex(vlist.raw)}", f"template {sha256_hex(template.raw)}"]
+        lines += [f"include {f.name} {sha256_hex(f.raw)}" for f in template.includes]
     return "".join(line + "\n" for line in lines)
 
 

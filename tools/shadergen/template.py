@@ -1,8 +1,9 @@
-"""WGSL templates: plain WGSL with `{{name}}` placeholders and nothing else.
+"""WGSL templates: plain WGSL with `{{name}}` placeholders and `#include` lines, nothing else.
 
 There are no conditionals or loops on purpose: variants differ only in substituted values, so
-reading a template tells you every shader it can become. Substitution is a single pass: text
-coming from a value is never scanned for placeholders again.
+reading a template (and the library files it includes, includes.py) tells you every shader it can
+become. Substitution is a single pass: text coming from a value is never scanned for
+placeholders again.
 """
 import re
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Mapping
 
 from errors import ShaderGenError
+from includes import LibraryFile, expand
+from readfile import decode_utf8, read_bytes
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 PLACEHOLDER = re.compile(r"\{\{(" + IDENT + r")\}\}")
@@ -19,8 +22,9 @@ PLACEHOLDER = re.compile(r"\{\{(" + IDENT + r")\}\}")
 class Template:
     path: Path
     raw: bytes  # the file's bytes, as hashed
-    text: str
+    text: str  # includes expanded
     placeholders: frozenset[str]
+    includes: tuple[LibraryFile, ...]  # every library file it pulls in, sorted by name
 
     @property
     def template_id(self) -> str:
@@ -28,20 +32,6 @@ class Template:
 
     def render(self, params: Mapping[str, str]) -> str:
         return PLACEHOLDER.sub(lambda m: params[m.group(1)], self.text)
-
-
-def read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        raise ShaderGenError(f"{path}: cannot read: {e.strerror or e}") from None
-
-
-def decode_utf8(path: Path, raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ShaderGenError(f"{path}: not UTF-8 (byte {e.start})") from None
 
 
 def _scan_placeholders(path: Path, text: str) -> frozenset[str]:
@@ -63,10 +53,15 @@ def _scan_placeholders(path: Path, text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def load_template(path: Path) -> Template:
+def load_template(path: Path, library: Path | None = None) -> Template:
+    """The template at `path`, its includes taken from the folder `library`."""
     if path.suffix != ".wgsl":
         raise ShaderGenError(f"{path}: a template must be a .wgsl file")
     raw = read_bytes(path)
     # Decoded without newline translation, so CRLF files are embedded as they are.
     text = decode_utf8(path, raw)
-    return Template(path, raw, text, _scan_placeholders(path, text))
+    # Placeholders are found before expansion, so that messages give the template's own lines;
+    # library files have none.
+    placeholders = _scan_placeholders(path, text)
+    expanded, includes = expand(path, text, library)
+    return Template(path, raw, expanded, placeholders, includes)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from errors import ShaderGenError
-from template import IDENT, decode_utf8, read_bytes
+from readfile import decode_utf8, read_bytes
+from template import IDENT
 
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
 PARAM_KEY = re.compile(IDENT)

@@ -22,10 +22,8 @@ namespace wgx::ops::attention {
 // "f32" or "f16" (packed or native: the same bytes, read as u32 words), "" for other storages.
 std::string float_label(runtime::Storage storage);
 
-// An attention variant's full WGSL: the prelude its template relies on (wgx_workgroup_index,
-// ops::kF16PackWgsl's f16_word, transformer::kRopeAnglesWgsl for rope_update_cache and
-// sdpa_flash, and sdpa's output writer write_out2 for sdpa_flash and sdpa_combine), then the
-// variant.
+// An attention variant's full WGSL: the variant (with the library files its template includes)
+// and, for sdpa_flash, the accessors of its fixed params (kFlashFixed).
 std::string variant_wgsl(const shaders::ShaderVariant& variant);
 // A variant's bindings in @binding order (binding 0: the params block): its template's, except
 // that sdpa_flash's flash_rope variants bind more than its flash ones.

@@ -10,11 +10,14 @@
 //   q and k rows: with NORM, the row's inverse RMS (each piece's squares, added over the row's
 //     invocations in lane order), each channel scaled by it and by its weight and rounded to the
 //     activation dtype, as rms_norm gives it. Then the rotation of rope (rope_sincos,
-//     rope_rotate: kRopeAnglesWgsl, prepended by the host). q rows go to QOut (q's layout and
+//     rope_rotate: rope_angles.wgsl). q rows go to QOut (q's layout and
 //     dtype); k rows, rounded to the activation dtype, to cache row (b, h, input_pos + s) of
 //     KCache, converted to the cache's storage.
 //   v rows: to the same cache row of VCache, converted as update_cache converts them.
 // Nothing else of the caches is written.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "rope_angles.wgsl"
 struct Params {
   rows: u32,        // B * S * (Hq + 2 * Hkv)
   q_rows: u32,      // B * S * Hq

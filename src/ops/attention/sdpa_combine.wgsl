@@ -4,8 +4,10 @@
 //   out = sum_c exp(m_c - M) * acc_c / sum_c exp(m_c - M) * l_c.
 // A chunk that saw no visible row has m_c = -1e30, l_c = 0: its weight is 0 (some chunk has the
 // row's first cache row, so M is finite). One invocation per pair of output elements (head_dim is
-// even), so packed f16 words never race. write_out2 (the family's prelude) stores acc / l; the
+// even), so packed f16 words never race. write_out2 (sdpa_out.wgsl) stores acc / l; the
 // split pass calls it too when one chunk covers the row (then it has nothing to merge).
+#include "workgroup.wgsl"
+#include "sdpa_out.wgsl"
 struct Params {
   pairs: u32,   // output rows * dim / 2
   half: u32,    // dim / 2

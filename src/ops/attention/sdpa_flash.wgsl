@@ -6,7 +6,7 @@
 // its chunks (merge_chunks), unless the dispatch's consumer does (params.merge = 0:
 // rope_sdpa_linear's projection). Single pass (params.single = 1, at short context): one chunk
 // holds every visible row, and its workgroup writes the output acc / l itself with write_out2
-// (the family's prelude), which is what the merge makes of one chunk (its weight exp(m - m) is
+// (sdpa_out.wgsl), which is what the merge makes of one chunk (its weight exp(m - m) is
 // 1); the partials are left alone.
 //
 // A chunk is a few tiles of T rows at long context (128 rows at 4,000 with 32 chunks), and a
@@ -40,6 +40,10 @@
 // row. Without the norm this adds no barrier to the kernel's (with it, one), and the storage
 // barrier in the last chunk only. flash's entry point never reaches rope_rows, so it binds none
 // of rope_rows' inputs (after Out: the chunk counts, then Warm).
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "rope_angles.wgsl"
+#include "sdpa_out.wgsl"
 struct Params {
   batch: u32,
   hq: u32,

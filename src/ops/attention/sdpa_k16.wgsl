@@ -10,6 +10,8 @@
 // Split-K: when the (batch, kv head, query tile) grid is too small to fill the device (decode,
 // short steps over a long context), `splits` workgroups share a query tile, each taking
 // `tiles_per_split` K tiles, and write partial (m, l, acc) per row for sdpa_combine.wgsl.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   batch: u32,
   seq: u32,        // S, new tokens

@@ -2,6 +2,8 @@
 // query rows (b, s, h) in turn and owns one scratch row of max_seq scores: q.k for every visible
 // cache row j <= input_pos + s, then the probabilities in place, then out = P.V / sum. The
 // workgroups are a bounded pool (params.groups), so the scratch does not grow with S * heads.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   batch: u32,
   seq: u32,      // S, new tokens

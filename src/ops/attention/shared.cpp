@@ -6,7 +6,6 @@
 #include "graph/error.h"
 #include "ops/attention/attention.h"
 #include "ops/common.h"
-#include "ops/transformer/rope_angles.h"
 #include "shaders/attention_shaders.h"
 
 namespace wgx::ops::attention {
@@ -41,32 +40,8 @@ std::string float_label(Storage storage) {
 
 namespace {
 
-// The end of sdpa's softmax, for the templates that finish it: sdpa_combine and sdpa_flash's merge
-// (after merging the chunks), sdpa_flash's single pass (one chunk, nothing to merge). Output elements i and i + 1
-// (i even) become acc / l in the output's storage: the template declares `Out` (array<u32>) and
-// `const OUT_F16: bool` (packed f16 words, written whole so neighbours never race).
-constexpr const char* kSdpaOutWgsl = R"(
-fn write_out2(i: u32, acc: vec2<f32>, l: f32) {
-  let v = acc / l;
-  if (OUT_F16) {
-    Out[i >> 1u] = f16_word(v);
-  } else {
-    Out[i] = bitcast<u32>(v.x);
-    Out[i + 1u] = bitcast<u32>(v.y);
-  }
-}
-)";
-
-// What a template calls besides wgx_workgroup_index: f16_word everywhere, the rope angles where
-// it rotates (sdpa_flash's flash_rope variants do), sdpa's output writer where it finishes the
-// softmax.
-std::string prelude(std::string_view template_id) {
-  std::string p = kF16PackWgsl;
-  if (template_id == "rope_update_cache" || template_id == "sdpa_flash") p += transformer::kRopeAnglesWgsl;
-  if (template_id == "sdpa_flash" || template_id.starts_with("sdpa_combine")) p += kSdpaOutWgsl;
-  if (template_id == "sdpa_flash") p += kFlashFixed.wgsl();
-  return p;
-}
+// What the host adds to a template: sdpa_flash's fixed params' accessors.
+std::string prelude(std::string_view template_id) { return template_id == "sdpa_flash" ? kFlashFixed.wgsl() : ""; }
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // [B, H, MaxS, D] take the new values [B, S, H, D], converted to the cache's storage. One
 // invocation per cache word written: a row is D / {{per_word}} whole words (D is even for packed
 // f16), so no two invocations share a word and the rest of the cache is never touched.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   words: u32,    // cache words written: B * H * S * D / per_word
   seq: u32,      // S

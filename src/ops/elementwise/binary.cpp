@@ -2,6 +2,7 @@
 // generated kernel per (op, dtype); one route, guarded by the dtypes it has variants for.
 #include "ops/common.h"
 #include "ops/families.h"
+#include "shaders/binary_flags.h"
 #include "shaders/binary_shaders.h"
 
 namespace wgx::ops {
@@ -55,7 +56,8 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
     const std::vector<int64_t> sa = shape_of(c, 0, a), sb = shape_of(c, 1, b);
     DispatchExec::Launch l;
     const uint64_t n = numel(out);
-    uint32_t flags = (sa == out ? 1u : 0u) | (sb == out ? 2u : 0u);
+    using shaders::binary_flags::kAFull, shaders::binary_flags::kBFull;
+    const uint32_t flags = (sa == out ? kAFull : 0u) | (sb == out ? kBFull : 0u);
     l.params = {static_cast<uint32_t>(n), static_cast<uint32_t>(out.size()), flags, 0};
     std::vector<uint32_t> dims(8, 1);
     for (size_t d = 0; d < out.size(); ++d) dims[d] = static_cast<uint32_t>(out[d]);

@@ -1,9 +1,11 @@
 // out = a (op) b with NumPy broadcasting, for every storage dtype. One invocation writes one
 // 32-bit word of the output ({{per_word}} elements), so packed f16 and byte outputs never race.
+#include "workgroup.wgsl"
+#include "binary_flags.toml"
 struct Params {
   numel: u32,
   rank: u32,
-  flags: u32,  // bit 0: a has the output's shape; bit 1: b does (no index arithmetic needed)
+  flags: u32,  // A_FULL: a has the output's shape; B_FULL: b does (no index arithmetic needed)
   pad: u32,
   shape: array<vec4<u32>, 2>,      // output sizes, 4 per vec4, rank <= 8
   a_strides: array<vec4<u32>, 2>,  // element strides of a; 0 along broadcast dims
@@ -29,7 +31,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (i >= params.numel) { break; }
     var ia = i;
     var ib = i;
-    if ((params.flags & 3u) != 3u) {
+    if ((params.flags & (A_FULL | B_FULL)) != (A_FULL | B_FULL)) {
       var rem = i;
       var sa = 0u;
       var sb = 0u;
@@ -42,8 +44,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         sa += c * params.a_strides[q][r];
         sb += c * params.b_strides[q][r];
       }
-      if ((params.flags & 1u) == 0u) { ia = sa; }
-      if ((params.flags & 2u) == 0u) { ib = sb; }
+      if ((params.flags & A_FULL) == 0u) { ia = sa; }
+      if ((params.flags & B_FULL) == 0u) { ib = sb; }
     }
     let a = load_a(ia);
     let b = load_b(ib);

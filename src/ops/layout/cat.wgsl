@@ -12,6 +12,7 @@
 // word that straddles two groups is read-modify-written, each dispatch replacing only the lanes of
 // its own group. Dispatches of one command buffer are ordered and, within one, a word has one
 // invocation, so nothing races. Lanes past numel are written as zero.
+#include "workgroup.wgsl"
 struct Params {
   numel: u32,
   inner: u32,  // elements per step along the cat dim (product of the output dims after it)

@@ -3,6 +3,7 @@
 // fields ({{per_word}} per word), never converted, so every bit pattern (NaN payloads, f16
 // subnormals) survives. One invocation writes one whole output word, so packed outputs never
 // race, and lanes past numel in the last word are written as zero.
+#include "workgroup.wgsl"
 struct Params {
   numel: u32,
   rank: u32,

@@ -32,8 +32,7 @@ std::string guard(const NodeContext& ctx) {
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *find_variant(ctx),
-      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-      kF16PackWgsl);
+      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
   auto update = [per_word](const NodeContext& c) {
     const std::vector<int64_t>& table = c.input_shape(0);

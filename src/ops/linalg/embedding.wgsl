@@ -2,6 +2,8 @@
 // ({{per_word}} elements), so packed f16 rows of odd width never race at their shared words.
 // An id outside [0, V) yields a row of zeros: PyTorch raises an index error there, but a shader
 // cannot, and it must never read outside the table.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   numel: u32,  // output elements
   dim: u32,    // D

@@ -5,6 +5,9 @@
 // Both are staged K-contiguous, one padded row of vec4s per row of A or column of B, so the inner
 // loop is vec4 dot products over k. The next slice is fetched into registers while the current
 // one is multiplied.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "linalg_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -12,7 +15,7 @@ struct Params {
   batch: u32,
   tiles_m: u32,
   tiles_n: u32,
-  flags: u32,  // bit 0: add bias
+  flags: u32,  // linalg_flags.toml
   batch_rank: u32,
   batch_dims: array<vec4<u32>, 2>,  // C's batch dims, 4 per vec4
   a_strides: array<vec4<u32>, 2>,   // element strides of A along them (0: broadcast)
@@ -50,7 +53,7 @@ fn b_elem(e: u32) -> f32 { return {{b_elem}}; }
 fn b_quad(e: u32) -> vec4<f32> { return {{b_quad}}; }
 
 fn bias(n: u32) -> f32 {
-  if ((params.flags & 1u) == 0u) { return 0.0; }
+  if ((params.flags & BIAS) == 0u) { return 0.0; }
   return {{bias_elem}};
 }
 

@@ -4,6 +4,9 @@
 // together they read one contiguous run, and their partial sums are reduced in workgroup memory,
 // one row at a time (1 KiB of it: SwiftShader's pipeline compile time grows with its size).
 // Any M works (row blocks of R); the route takes it only for M <= R.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "linalg_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -11,7 +14,7 @@ struct Params {
   batch: u32,
   tiles_m: u32,  // row blocks: ceil(M / R)
   tiles_n: u32,  // column blocks: ceil(N / COLS)
-  flags: u32,    // bit 0: add bias
+  flags: u32,    // linalg_flags.toml
   batch_rank: u32,
   batch_dims: array<vec4<u32>, 2>,
   a_strides: array<vec4<u32>, 2>,
@@ -37,7 +40,7 @@ fn b_elem(e: u32) -> f32 { return {{b_elem}}; }
 fn b_quad(e: u32) -> vec4<f32> { return {{b_quad}}; }
 
 fn bias(n: u32) -> f32 {
-  if ((params.flags & 1u) == 0u) { return 0.0; }
+  if ((params.flags & BIAS) == 0u) { return 0.0; }
   return {{bias_elem}};
 }
 

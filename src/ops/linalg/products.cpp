@@ -10,6 +10,7 @@
 #include "ops/common.h"
 #include "ops/linalg/linalg.h"
 #include "ops/linalg/steps.h"
+#include "shaders/linalg_flags.h"
 #include "shaders/linalg_shaders.h"
 
 namespace wgx::ops::linalg {
@@ -165,8 +166,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool linear, bo
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *shaders::find_linalg(variant_name(ctx, linear, tile)),
       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-       gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-      kF16PackWgsl);
+       gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   auto steps = std::make_unique<Steps>();
   const bool has_bias = linear && ctx.input_count() > 2;
   const gpu::BufferBinding bias = has_bias ? ctx.input(2).binding() : steps->own(ctx, 4, "no bias");
@@ -179,8 +179,9 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool linear, bo
     const uint64_t tiles_m = ceil_div(p.m, rows), tiles_n = ceil_div(p.n, cols);
     DispatchExec::Launch l;
     auto u32 = [](auto v) { return static_cast<uint32_t>(v); };
-    l.params = {u32(p.m),     u32(p.n),     u32(p.k),           u32(p.batch),
-                u32(tiles_m), u32(tiles_n), has_bias ? 1u : 0u, u32(p.batch_dims.size())};
+    const uint32_t flags = has_bias ? shaders::linalg_flags::kBias : 0u;
+    l.params = {u32(p.m),     u32(p.n),     u32(p.k), u32(p.batch),
+                u32(tiles_m), u32(tiles_n), flags,    u32(p.batch_dims.size())};
     std::vector<uint32_t> dims(8, 1);  // unused slots: size 1
     for (size_t d = 0; d < p.batch_dims.size(); ++d) dims[d] = u32(p.batch_dims[d]);
     for (const std::vector<uint32_t>& v : {dims, p.a_strides, p.b_strides}) {

@@ -8,8 +8,7 @@ namespace wgx::ops::linalg {
 std::unique_ptr<runtime::NodeExec> to_f16_step(const runtime::NodeContext& ctx, gpu::BufferBinding from) {
   constexpr uint64_t kWorkgroupSize = 256;  // to_f16.variants.toml
   const gpu::Kernel& kernel = variant_kernel(ctx, *shaders::find_linalg("to_f16"),
-                                             {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-                                             kF16PackWgsl);
+                                             {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   auto update = [](const runtime::NodeContext& c) {
     const uint64_t n = numel(c.output_shape(0));
     runtime::DispatchExec::Launch l;

@@ -1,5 +1,7 @@
 // Packs f32 values into f16 pairs (element 2k in the low half; a missing last element is 0).
 // Products with f16 output and odd N go through f32: their output words straddle rows and tiles.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   numel: u32,
   pad0: u32,

@@ -3,6 +3,10 @@
 // rows of x. TPC lanes (params.tpc, a power of two) share a pair of neighbouring columns n, n+1
 // and take every TPC-th k, so their loads coalesce whatever the alignment of K; the partial sums
 // are reduced in workgroup memory (8 KiB). Output columns are split into up to three tensors.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -27,9 +31,6 @@ struct Params {
 
 const WG = 256u;
 const R = 4u;
-const BIAS = 1u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
-const X_F16 = 8u;
 
 var<workgroup> red: array<array<vec4<f32>, 2>, WG>;
 
@@ -45,11 +46,7 @@ fn w_at(e: u32) -> f32 {
   return bitcast<f32>(W[e]);
 }
 
-fn bias(n: u32) -> f32 {
-  if ((params.flags & BIAS) == 0u) { return 0.0; }
-  if (f16_mode()) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
-  return bitcast<f32>(Bias[n]);
-}
+fn bias(n: u32) -> f32 { return bias_at(n, (params.flags & BIAS) != 0u, f16_mode()); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

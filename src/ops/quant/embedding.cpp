@@ -2,6 +2,7 @@
 // scale dtype, or the node's dtype attribute). Ids outside [0, V) give zero rows (q4_embedding.wgsl says why).
 #include "ops/common.h"
 #include "ops/quant/quant_routes.h"
+#include "shaders/quant_flags.h"
 #include "shaders/quant_shaders.h"
 
 namespace wgx::ops::quant {
@@ -12,7 +13,7 @@ using runtime::DispatchExec;
 using runtime::NodeContext;
 
 constexpr uint64_t kWorkgroup = 256;  // q4_embedding.wgsl
-constexpr uint32_t kScaleF16 = 2, kOutF16 = 4;
+using shaders::quant_flags::kScaleF16, shaders::quant_flags::kOutF16;
 
 std::string guard(const NodeContext& ctx) {
   if (ctx.input(0).storage != runtime::Storage::Q4) return "the table is not q4gsw";

@@ -25,6 +25,7 @@
 #include "ops/quant/quant_routes.h"
 #include "ops/transformer/kernels.h"
 #include "runtime/options.h"
+#include "shaders/quant_flags.h"
 
 namespace wgx::ops::quant {
 
@@ -45,7 +46,8 @@ constexpr uint32_t kBuffers = 7;
 constexpr uint64_t kWorkgroup = 256;
 constexpr size_t kGemmParams = 16, kReduceParams = 12;
 // Flags of q4_gemm.wgsl (q4_gemm_reduce.wgsl reads BIAS, X_F16 and SWIGLU).
-constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kSwiglu = 64, kPartial = 128;
+using shaders::quant_flags::kBias, shaders::quant_flags::kScaleF16, shaders::quant_flags::kOutF16,
+    shaders::quant_flags::kXF16, shaders::quant_flags::kSwiglu, shaders::quant_flags::kPartial;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t max_rows(const NodeContext& ctx) { return numel(ctx.input_max_shape(0)) / ctx.input_max_shape(0).back(); }

@@ -101,7 +101,7 @@ std::unique_ptr<DispatchExec> product(const NodeContext& ctx, Kernel k, const Fa
       q4_tiles(tpc / 2) <= stage_wgs) {
     tpc /= 2;
   }
-  // Q8OUT: a tile makes whole runs of 16 outputs (2 * 256 / lanes of them).
+  // Q8_OUT: a tile makes whole runs of 16 outputs (2 * 256 / lanes of them).
   if (f.q8_out) tpc = std::min(tpc, kQ8OutLanes);
   const bool direct = f.direct(k);
   uint32_t flags = (f.bias ? kBias : 0) | (f.q4p.scale_f16 ? kScaleF16 : 0) | (direct && f.pairs ? kOutF16 : 0) |

@@ -91,7 +91,7 @@ std::unique_ptr<runtime::NodeExec> q8_down(const NodeContext& ctx, gpu::BufferBi
 }
 
 // The most column tiles the persist variant's gate/up product can have: tiles of 32 columns at
-// least (32 lanes per column group at most, as Q8OUT has it).
+// least (32 lanes per column group at most, as Q8_OUT has it).
 uint64_t max_gate_up_tiles(const Facts& f) { return ceil_div(f.n, kQ4GemvColumns * kWorkgroup / kQ8OutLanes); }
 
 std::string q8_persist_guard(const NodeContext& gate_up, const NodeContext& down, uint64_t workgroups,

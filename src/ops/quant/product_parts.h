@@ -13,6 +13,7 @@
 #include "ops/common.h"
 #include "ops/quant/merged_gemv.h"
 #include "ops/quant/quant_routes.h"
+#include "shaders/quant_flags.h"
 
 namespace wgx::ops::quant::products {
 
@@ -35,8 +36,10 @@ constexpr uint64_t kQ4GemvStorage = 256 * 16;  // red in q4_gemv.wgsl
 constexpr uint64_t kQ4GemvColumns = 4;         // C in q4_gemv.wgsl: columns per lane group
 constexpr uint32_t kNormBuffers = 3;           // q4_gemv's prologue: Res, NormW, Sum
 // Flags of the product kernels.
-constexpr uint32_t kBias = 1, kScaleF16 = 2, kOutF16 = 4, kXF16 = 8, kWQ4 = 16, kWF16 = 32, kSwiglu = 64, kQ8Out = 128;
-// q4_gemv's yq (the Q8OUT epilogue's outputs of a tile, a pair per column group) and the lanes
+using shaders::quant_flags::kBias, shaders::quant_flags::kScaleF16, shaders::quant_flags::kOutF16,
+    shaders::quant_flags::kXF16, shaders::quant_flags::kWQ4, shaders::quant_flags::kWF16,
+    shaders::quant_flags::kSwiglu, shaders::quant_flags::kQ8Out;
+// q4_gemv's yq (the Q8_OUT epilogue's outputs of a tile, a pair per column group) and the lanes
 // per column group up to which a tile makes whole runs of 16 outputs.
 constexpr uint64_t kQ8OutStorage = 8 * kWorkgroup;
 constexpr uint32_t kQ8OutLanes = 32;
@@ -102,7 +105,7 @@ struct Facts {
   Q4Params q4p;
   Operands ops;
   // linear_swiglu_linear's one-row pair (q8_gate_up, q8_down): the gate/up product also writes
-  // y in int8 (q4_gemv's Q8OUT), the down product reads that as x (the q8 variant).
+  // y in int8 (q4_gemv's Q8_OUT), the down product reads that as x (the q8 variant).
   bool q8_out = false;
   bool q8_in = false;
 

@@ -4,6 +4,10 @@
 // f16 rows are whole words. An id outside [0, V) yields a
 // row of zeros, as the dense gather does: a shader cannot raise PyTorch's index error, and it
 // must never read outside the table.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "q4.wgsl"
+#include "quant_flags.toml"
 struct Params {
   words: u32,  // packed words to expand: ids * D / 8
   dim: u32,    // D
@@ -19,13 +23,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read> Ids: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
 
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;
-
-fn scale(i: u32) -> f32 {
-  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(Table[params.scale_base + (i >> 1u)])[i & 1u]; }
-  return bitcast<f32>(Table[params.scale_base + i]);
-}
+fn q4_scale_word(j: u32) -> u32 { return Table[params.scale_base + j]; }
+fn scale(i: u32) -> f32 { return q4_scale(i, (params.flags & SCALE_F16) != 0u); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

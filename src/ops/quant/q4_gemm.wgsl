@@ -18,6 +18,12 @@
 // which it scales by x's and W's steps into its f32 sums once per slice. Its two buffers of
 // workgroup memory take one barrier per slice: the next slice is staged while this one is
 // multiplied.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "silu.wgsl"
+#include "q4.wgsl"
+#include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,            // product columns
@@ -57,12 +63,6 @@ const TM = BM / 16u;  // rows per invocation: 4
 const AQ = BM / 4u;   // vec4s per k of As
 const BQ = BN / 4u;   // vec4s per k of Bs
 const XL = BM / 32u;  // vec4<u32> loads of x per invocation and slice (f32 x; f16 x takes half)
-const BIAS = 1u;
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs
-const X_F16 = 8u;    // x and bias in f16
-const SWIGLU = 64u;
-const PARTIAL = 128u;
 
 var<workgroup> As: array<vec4<f32>, BK * AQ>;  // As[k * AQ + r / 4][r % 4]: x[m0 + r, k0 + k]
 var<workgroup> Bs: array<vec4<f32>, BK * BQ>;  // Bs[k * BQ + c / 4][c % 4]: W[n0 + c, k0 + k]
@@ -76,16 +76,10 @@ var<private> x3: vec4<u32>;
 var<private> wr: vec2<u32>;
 var<private> sc: f32;
 
-fn scale(i: u32) -> f32 {
-  if ((g_flags() & SCALE_F16) != 0u) { return unpack2x16float(S[params.scale_base + (i >> 1u)])[i & 1u]; }
-  return bitcast<f32>(S[params.scale_base + i]);
-}
+fn q4_scale_word(j: u32) -> u32 { return S[params.scale_base + j]; }
+fn scale(i: u32) -> f32 { return q4_scale(i, (g_flags() & SCALE_F16) != 0u); }
 
-fn bias(n: u32) -> f32 {
-  if ((g_flags() & BIAS) == 0u || n >= g_n()) { return 0.0; }
-  if ((g_flags() & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
-  return bitcast<f32>(Bias[n]);
-}
+fn bias(n: u32) -> f32 { return bias_at(n, (g_flags() & BIAS) != 0u && n < g_n(), (g_flags() & X_F16) != 0u); }
 
 // x's vec4 loads per invocation and slice: XL of 4 f32, or XL / 2 of 8 f16.
 fn x_loads() -> u32 { return select(XL, XL / 2u, (g_flags() & X_F16) != 0u); }

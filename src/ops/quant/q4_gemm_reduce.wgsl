@@ -4,6 +4,11 @@
 // (linear_qkv) of {{per_word}} element(s) per word. One invocation per output word, over the
 // three outputs in turn, so packed f16 words never race (a word may straddle rows); a missing
 // last element is 0.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "silu.wgsl"
+#include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,       // product columns
@@ -26,15 +31,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> Out2: array<u32>;
 
 const PW = {{per_word}}u;
-const BIAS = 1u;
-const X_F16 = 8u;  // the bias in f16
-const SWIGLU = 64u;
 
-fn bias(n: u32) -> f32 {
-  if ((params.flags & BIAS) == 0u) { return 0.0; }
-  if ((params.flags & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
-  return bitcast<f32>(Bias[n]);
-}
+fn bias(n: u32) -> f32 { return bias_at(n, (params.flags & BIAS) != 0u, (params.flags & X_F16) != 0u); }
 
 // Column c of row r of the product.
 fn product(r: u32, c: u32) -> f32 {

@@ -9,6 +9,11 @@
 // {{reduction_doc}}. Output columns are split into up to three tensors (linear_qkv), or
 // neighbouring columns are gate/up pairs reduced to one output (linear_swiglu).
 // x: {{x_doc}}.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "silu.wgsl"
+#include "q4.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -49,11 +54,6 @@ struct Params {
 const WG = {{workgroup_size}}u;  // 256
 const R = {{rows}}u;  // rows of x per workgroup: 1 (one-token decode, fewer registers) or 4
 const C = 4u;  // columns per lane group
-const BIAS = 1u;
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
-const SWIGLU = 64u;  // linear_swiglu: y_j = silu(column 2j) * column 2j + 1
-const Q8OUT = 128u;  // with SWIGLU: y also rounded to int8 into Out1 (q8_run)
 
 {{workgroup_vars}}
 {{stage_vars}}
@@ -129,16 +129,16 @@ fn stage_quarter_i8(lid: u32, qi: u32, nc: u32, a: vec4<f32>, b: vec4<f32>, live
   workgroupBarrier();  // qmax, qsum and ssq are rewritten by the next quarters
 }
 
-// y in int8 (Q8OUT: linear_swiglu_linear's gate/up product at one row, for its down product,
+// y in int8 (Q8_OUT: linear_swiglu_linear's gate/up product at one row, for its down product,
 // chunk_sums_q8): each run of 16 outputs rounded to multiples of its step dx = max |y| / 127, as
 // stage_quarter_i8 rounds x. A 32-output chunk c's eight words are Out1 words 8c .. 8c + 7 in
 // i8_chunk's order (the first run's four, then the second's; each run's quarter q as the even
 // outputs' word, then the odd outputs'); after the N / 2 / 4 words of runs, vec4 c of the
 // steps: (dx, 8 * sum of q) of the first run, then of the second; rows follow each other. The
 // outputs of a tile's column groups meet in yq (group g's pair at yq[g]); a tile makes 2 WG / L
-// outputs, a whole number of runs (the host keeps L <= 32 and sets Q8OUT for one-row kernels
+// outputs, a whole number of runs (the host keeps L <= 32 and sets Q8_OUT for one-row kernels
 // only).
-override YQ: u32 = 1u;  // WG where Q8OUT is set
+override YQ: u32 = 1u;  // WG where Q8_OUT is set
 var<workgroup> yq: array<vec2<f32>, YQ>;
 fn q8_run(row: u32, j0: u32, g0: u32) {
   var big = 0.0;
@@ -184,10 +184,8 @@ fn scale_word(i: u32) -> u32 {
   return S[params.scale_base + select(i, i >> 1u, (p_flags() & SCALE_F16) != 0u)];
 }
 
-fn scale(i: u32) -> f32 {
-  if ((p_flags() & SCALE_F16) != 0u) { return unpack2x16float(scale_word(i))[i & 1u]; }
-  return bitcast<f32>(scale_word(i));
-}
+fn q4_scale_word(j: u32) -> u32 { return S[params.scale_base + j]; }
+fn scale(i: u32) -> f32 { return q4_scale(i, (p_flags() & SCALE_F16) != 0u); }
 
 // Chunk c of the group's columns `cols`: their packed words and their scales.
 struct Chunk {
@@ -535,7 +533,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
               // Columns (n0, n0 + 1) and (n0 + 2, n0 + 3) are gate/up pairs: outputs j and j + 1.
               let j = n0 / 2u;
               let y = vec2<f32>(silu(v.x) * v.y, silu(v.z) * v.w);
-              if ((p_flags() & Q8OUT) != 0u) { yq[group] = y; }
+              if ((p_flags() & Q8_OUT) != 0u) { yq[group] = y; }
               if ((p_flags() & OUT_F16) != 0u) {
                 put2(m0 + r, j, y);  // N / 2 even: j + 1 exists
               } else {
@@ -554,7 +552,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           }
         }
       }
-      if ((p_flags() & Q8OUT) != 0u) {
+      if ((p_flags() & Q8_OUT) != 0u) {
         workgroupBarrier();  // every group's pair is in yq
         let per_tile = 2u * WG / lanes;
         let j0 = tile * per_tile + 16u * lid;

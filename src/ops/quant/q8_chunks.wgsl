@@ -1,6 +1,8 @@
 // x rounded to int8 for q4_gemm's int8 variant: each 32-value chunk of x's rows (K a multiple of
 // 32, so chunk i is row i / (K / 32)) becomes i8_chunk's eight words, Q[2i] (lo) and Q[2i + 1]
 // (hi), and its step dx, D[i]. One invocation per chunk.
+#include "workgroup.wgsl"
+#include "int8_chunk.wgsl"
 struct Params {
   chunks: u32,
   pad0: u32,

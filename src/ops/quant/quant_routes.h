@@ -61,15 +61,15 @@ Q4Params q4_params(const runtime::NodeContext& ctx, size_t input);
 // and `buffers` storage buffers per stage; otherwise what is missing.
 std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint64_t storage);
 
-// The pipeline of one of the family's variants, after the WGSL the templates share
-// (f16_word from ops::kF16PackWgsl, silu from ops::kSiluWgsl).
+// The pipeline of one of the family's variants (the WGSL its template includes: f16_word, silu,
+// placed_nibbles, ... from src/shaders/lib).
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                  std::vector<gpu::Binding> bindings);
-// The same for the product kernels (q4_gemv, dense_gemv, tiled, q4_gemm), which also share
-// put/put2 (a column of row m into whichever of Out0..Out2 holds it: params.split0/split1, the
-// last output `total_columns` wide, an expression such as "params.n"; with `one_output`, always
-// Out0) and placed_nibbles; `fixed`: the kernel's params fixed per node (their accessors join the
-// prelude).
+// The same for the product kernels (q4_gemv, dense_gemv, tiled, q4_gemm), with put/put2 prepended
+// (a column of row m into whichever of Out0..Out2 holds it: params.split0/split1, the last output
+// `total_columns` wide, an expression such as "params.n"; with `one_output`, always Out0: they
+// call f16_word, which those templates include); `fixed`: the kernel's params fixed per node
+// (their accessors join the prelude).
 const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                   std::vector<gpu::Binding> bindings, const std::string& total_columns = "params.n",
                                   std::vector<std::pair<std::string, double>> constants = {},

@@ -36,22 +36,10 @@ std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint
 
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& variant,
                                  std::vector<gpu::Binding> bindings) {
-  return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
-                        std::string(kF16PackWgsl) + kSiluWgsl + kInt8ChunkWgsl);
+  return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings));
 }
 
 namespace {
-
-// Nibble q at place s of a half-word (0, 4, 8, 12), masked in place and put under the exponent of
-// 2^23, is the float 2^23 + q * 2^s: one subtraction leaves (q - 8) * 2^s exactly, with no
-// integer-to-float conversion (a slow instruction on GPUs); times 2^-s (kPlace) is exact too.
-constexpr const char* kPlacedNibblesWgsl = R"(
-const kMask = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
-const kMagic = vec4<u32>(0x4b000000u);
-const kOffset = vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);  // 2^23 + 8 * 2^s
-const kPlace = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);     // 2^-s
-fn placed_nibbles(h: u32) -> vec4<f32> { return bitcast<vec4<f32>>((vec4<u32>(h) & kMask) | kMagic) - kOffset; }
-)";
 
 // put/put2; with `one_output`, every column goes to Out0 (a kernel whose Out1 and Out2 are not
 // plain words: q4_gemv's persist variant).
@@ -93,9 +81,7 @@ const gpu::Kernel& product_kernel(const runtime::NodeContext& ctx, const std::st
                                   std::vector<std::pair<std::string, double>> constants, const FixedParams* fixed,
                                   bool one_output) {
   return variant_kernel(ctx, *shaders::find_quant(variant), std::move(bindings),
-                        std::string(kF16PackWgsl) + kSiluWgsl + kPlacedNibblesWgsl + kInt8ChunkWgsl +
-                            output_wgsl(total_columns, one_output) + (fixed ? fixed->wgsl() : ""),
-                        std::move(constants));
+                        output_wgsl(total_columns, one_output) + (fixed ? fixed->wgsl() : ""), std::move(constants));
 }
 
 Operands operands_of(const runtime::NodeContext& ctx) {

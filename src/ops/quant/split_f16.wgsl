@@ -2,6 +2,8 @@
 // its columns (w0 + w1 + w2 = N). Products whose f16 output has an odd width come here: their
 // words straddle rows, so the product kernels write f32 and this pass writes whole words (a
 // missing last element is 0). One invocation per output word, over the three in turn.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   m: u32,
   n: u32,

@@ -2,6 +2,9 @@
 // gate and up (gate j at 2j, up j at 2j + 1): y[e] = silu(P[2e]) * P[2e + 1] over the
 // flattened elements e (row strides 2N and N line up). One invocation per output word
 // ({{per_word}} elements), so packed f16 words never race; a missing last element is 0.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "silu.wgsl"
 struct Params {
   numel: u32,  // M * N
   pad0: u32,

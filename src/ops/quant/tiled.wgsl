@@ -7,6 +7,11 @@
 // kq ^ ((r >> 2) & 7) so that the 8 rows a 128-bit access phase reads hit distinct banks.
 // q4gsw slices never straddle K (the routes take K a multiple of BK); dense ones may, and read
 // zeros past it. Output columns are split into up to three tensors (linear_qkv).
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "q4.wgsl"
+#include "bias.wgsl"
+#include "quant_flags.toml"
 struct Params {
   m: u32,
   n: u32,
@@ -39,12 +44,6 @@ const TX = BN / TN;
 const QR = BK / 4u;         // vec4s per staged row
 const EPT = BM * BK / WG;   // elements each invocation stages per operand and slice
 const WPT = EPT / 8u;       // q4gsw words each invocation stages per slice
-const BIAS = 1u;
-const SCALE_F16 = 2u;
-const OUT_F16 = 4u;  // packed f16 output, written in pairs (every output width is even)
-const X_F16 = 8u;
-const W_Q4 = 16u;
-const W_F16 = 32u;
 
 var<workgroup> As: array<vec4<f32>, BM * QR>;
 var<workgroup> Bs: array<vec4<f32>, BN * QR>;
@@ -61,16 +60,10 @@ fn w_at(e: u32) -> f32 {
   return bitcast<f32>(W[e]);
 }
 
-fn bias(n: u32) -> f32 {
-  if ((params.flags & BIAS) == 0u) { return 0.0; }
-  if ((params.flags & X_F16) != 0u) { return unpack2x16float(Bias[n >> 1u])[n & 1u]; }
-  return bitcast<f32>(Bias[n]);
-}
+fn bias(n: u32) -> f32 { return bias_at(n, (params.flags & BIAS) != 0u, (params.flags & X_F16) != 0u); }
 
-fn scale(i: u32) -> f32 {
-  if ((params.flags & SCALE_F16) != 0u) { return unpack2x16float(W[params.scale_base + (i >> 1u)])[i & 1u]; }
-  return bitcast<f32>(W[params.scale_base + i]);
-}
+fn q4_scale_word(j: u32) -> u32 { return W[params.scale_base + j]; }
+fn scale(i: u32) -> f32 { return q4_scale(i, (params.flags & SCALE_F16) != 0u); }
 
 // Element p of an invocation's share of a dense slice: consecutive invocations take consecutive
 // k of a row, so loads coalesce whatever the alignment of K.

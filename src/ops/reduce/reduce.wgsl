@@ -11,6 +11,8 @@
 // last to arrive merges every output's partials as mode 2 would (the same lanes per output, the
 // same order), then sets the count back to 0: no second dispatch, and no workgroup waits for
 // another.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   outputs: u32,      // output elements
   count: u32,        // reduced elements per output

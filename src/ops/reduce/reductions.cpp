@@ -112,8 +112,7 @@ std::unique_ptr<runtime::NodeExec> build_reduction(const NodeContext& ctx, bool 
   const gpu::Kernel& kernel =
       variant_kernel(ctx, *find_variant(ctx),
                      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-                      gpu::Binding::Storage, gpu::Binding::Storage},
-                     kF16PackWgsl);
+                      gpu::Binding::Storage, gpu::Binding::Storage});
   const std::vector<bool> reduced = reduced_dims(ctx);
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
   // Only nodes whose outputs may be long enough to split get room for partials.

@@ -5,6 +5,7 @@
 #include "ops/reduce/routes.h"
 #include "ops/reduce/view.h"
 #include "shaders/reduce_shaders.h"
+#include "shaders/rownorm_flags.h"
 
 namespace wgx::ops::reduce {
 
@@ -31,14 +32,14 @@ std::unique_ptr<runtime::NodeExec> build_rownorm(const NodeContext& ctx, size_t 
   const gpu::Kernel& kernel =
       variant_kernel(ctx, *find_variant(ctx),
                      {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                      gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-                     kF16PackWgsl);
+                      gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   // A missing weight or bias binds x in its place (read-only twice is allowed); flags say so.
   const size_t inputs = ctx.input_count();
   const gpu::BufferBinding x = ctx.input(0).binding();
   const gpu::BufferBinding weight = inputs > 1 ? ctx.input(1).binding() : x;
   const gpu::BufferBinding bias = inputs > 2 ? ctx.input(2).binding() : x;
-  const uint32_t flags = (inputs > 1 ? 1u : 0u) | (inputs > 2 ? 2u : 0u);
+  using shaders::rownorm_flags::kBias, shaders::rownorm_flags::kWeight;
+  const uint32_t flags = (inputs > 1 ? kWeight : 0u) | (inputs > 2 ? kBias : 0u);
   const float eps = ctx.has_attr("eps") ? static_cast<float>(ctx.attr("eps").as_float()) : 0.f;
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
   auto update = [dim, flags, eps, per_word](const NodeContext& c) {

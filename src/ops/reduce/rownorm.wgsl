@@ -6,11 +6,14 @@
 // with `lanes` invocations each (powers of two, cols * lanes = 256). The host makes cols a
 // multiple of {{per_word}} when rows do not fill whole words, so every word written belongs to
 // one workgroup.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "rownorm_flags.toml"
 struct Params {
   rows: u32,
   n: u32,
   lanes: u32,
-  flags: u32,  // bit 0: weight bound, bit 1: bias bound (otherwise x stands in, unread)
+  flags: u32,  // rownorm_flags.toml: WEIGHT, BIAS bound (otherwise x stands in, unread)
   inv_n: f32,  // 1 / n (0 for empty rows, which write nothing)
   eps: f32,
   pad0: u32,
@@ -31,11 +34,11 @@ const LOWEST = bitcast<f32>(0xff7fffffu);  // max's identity; finite, so exp(m -
 fn unpack(w: u32, i: u32) -> f32 { return {{unpack}}; }
 fn load_x(i: u32) -> f32 { return unpack(X[i / PW], i); }
 fn weight(c: u32) -> f32 {
-  if ((params.flags & 1u) == 0u) { return 1.0; }
+  if ((params.flags & WEIGHT) == 0u) { return 1.0; }
   return unpack(W[c / PW], c);
 }
 fn bias(c: u32) -> f32 {
-  if ((params.flags & 2u) == 0u) { return 0.0; }
+  if ((params.flags & BIAS) == 0u) { return 0.0; }
   return unpack(B[c / PW], c);
 }
 

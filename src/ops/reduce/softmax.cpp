@@ -91,8 +91,7 @@ runtime::Route softmax_strided_route() {
           [](const NodeContext& ctx) -> std::unique_ptr<runtime::NodeExec> {
             const gpu::Kernel& kernel = variant_kernel(
                 ctx, *columns_variant(ctx),
-                {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage},
-                kF16PackWgsl);
+                {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage, gpu::Binding::Storage});
             return build_columns(ctx, kernel, softmax_dim(ctx));
           }};
 }

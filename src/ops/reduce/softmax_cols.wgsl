@@ -6,6 +6,8 @@
 //            the lanes' pairs meet in a shared-memory tree and the column's go to Stats;
 //   phase 1: one invocation per output word writes its {{per_word}} elements from their
 //            columns' statistics, so packed words are written whole.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   phase: u32,
   columns: u32,

@@ -17,6 +17,7 @@
 // sorted list), and the draw: the first token whose cumulative weight passes u * the kept total,
 // u from a hash of the seed and the step's position. Then it sets the count back to 0: no
 // workgroup waits for another.
+#include "workgroup.wgsl"
 struct Params {
   vocab: u32,
   chunks: u32,   // workgroups: ceil(vocab / CHUNK)

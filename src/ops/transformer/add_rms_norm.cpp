@@ -36,8 +36,7 @@ std::unique_ptr<runtime::NodeExec> add_rms_norm_dispatch(const NodeContext& ctx,
                                      gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
                                      gpu::Binding::Storage,         gpu::Binding::Storage};
   if (steps) bindings.push_back(gpu::Binding::Storage);
-  const gpu::Kernel& kernel =
-      family_kernel(ctx, variant_name(ctx) + (steps ? ".q8" : ""), std::move(bindings), kInt8ChunkWgsl);
+  const gpu::Kernel& kernel = family_kernel(ctx, variant_name(ctx) + (steps ? ".q8" : ""), std::move(bindings));
   const uint32_t per_word = runtime::elements_per_word(ctx.input(0).storage);  // out and sum are x's
   const float eps = static_cast<float>(ctx.attr("eps").as_float());
   auto update = [per_word, eps](const NodeContext& c) {

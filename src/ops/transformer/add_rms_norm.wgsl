@@ -4,6 +4,9 @@
 // to one workgroup. Pass 1 writes sum and reduces the squares of each row of the group; pass 2
 // reads back the words this invocation wrote (already rounded to the storage dtype, as an
 // unfused add followed by rms_norm would see them) and writes out: {{out_doc}}.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "int8_chunk.wgsl"
 struct Params {
   rows: u32,
   n: u32,

@@ -1,5 +1,5 @@
-// What the transformer family's routes share: their kernels (generated variants with the
-// family's WGSL helpers prepended) and the ops' route tables.
+// What the transformer family's routes share: their kernels (generated variants) and the ops'
+// route tables.
 #pragma once
 
 #include <memory>
@@ -18,11 +18,9 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 // True when the family has a variant of that name.
 bool has_variant(const std::string& name);
-// The pipeline of a variant (compiled once per program), after the helpers every template may
-// call (ops::kF16PackWgsl's f16_word), wgx_workgroup_index and `prelude` (WGSL the template
-// calls, e.g. kRopeAnglesWgsl).
+// The pipeline of a variant (compiled once per program).
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& name,
-                                 std::vector<gpu::Binding> bindings, std::string_view prelude = {});
+                                 std::vector<gpu::Binding> bindings);
 
 runtime::OpKernels rope_kernels();          // rope.cpp
 runtime::OpKernels swiglu_kernels();        // swiglu.cpp

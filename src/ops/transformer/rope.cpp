@@ -72,8 +72,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& kernel =
       family_kernel(ctx, variant_name(ctx),
                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                     gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage},
-                    kRopeAnglesWgsl);
+                     gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   InputBinding pos = bind_input(ctx, 1, graph::DType::i32);
   const auto half = static_cast<uint32_t>(head_dim(ctx) / 2);
   const uint32_t freqs = freqs_per_invocation(ctx);

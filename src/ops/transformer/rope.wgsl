@@ -2,7 +2,10 @@
 // s = (r / H) % S at position input_pos + s. Frequency f rotates the channel pair pair(f) by the
 // angle position * inv_freq[f]. One invocation takes {{freqs}} adjacent frequencies, so that
 // packed f16 outputs are written in whole words. Angles come from the frequency table exactly
-// (rope_sincos and rope_rotate: kRopeAnglesWgsl in rope_angles.h, prepended by the host).
+// (rope_sincos and rope_rotate: rope_angles.wgsl).
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "rope_angles.wgsl"
 struct Params {
   units: u32,          // invocations with work: rows * units_per_row
   units_per_row: u32,  // half / {{freqs}}

@@ -22,8 +22,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
   const gpu::Kernel& kernel =
       family_kernel(ctx, variant_name(ctx),
                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                     gpu::Binding::Storage},
-                    kSiluWgsl);
+                     gpu::Binding::Storage});
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
   auto update = [per_word](const NodeContext& c) {
     const uint64_t n = numel(c.output_shape(0));

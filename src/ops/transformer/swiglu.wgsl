@@ -1,5 +1,8 @@
-// out = silu(gate) * up elementwise (silu: ops::kSiluWgsl), computed in f32. One invocation writes one 32-bit word of
-// the output ({{per_word}} elements), so packed f16 outputs never race; the tail is zero.
+// out = silu(gate) * up elementwise (silu.wgsl), computed in f32. One invocation writes one
+// 32-bit word of the output ({{per_word}} elements), so packed f16 outputs never race; the tail is zero.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
+#include "silu.wgsl"
 struct Params {
   numel: u32,
   pad0: u32,

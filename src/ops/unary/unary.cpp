@@ -68,10 +68,8 @@ Bounds clamp_bounds(const NodeContext& ctx) {
 }
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
-  // kF16PackWgsl: the f16 stores call its f16_bits.
-  const gpu::Kernel& kernel =
-      variant_kernel(ctx, *shaders::find_unary(variant_name(ctx)),
-                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage}, kF16PackWgsl);
+  const gpu::Kernel& kernel = variant_kernel(ctx, *shaders::find_unary(variant_name(ctx)),
+                                             {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage});
   const Bounds bounds = ctx.node().op == "clamp" ? clamp_bounds(ctx) : Bounds{};
   const uint32_t per_word = runtime::elements_per_word(ctx.output(0).storage);
   auto update = [bounds, per_word](const NodeContext& c) {

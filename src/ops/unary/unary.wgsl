@@ -1,6 +1,8 @@
 // out = f(x) elementwise, and dtype conversions (to_copy). One invocation writes one 32-bit word of
 // the output ({{per_word}} elements), so packed f16 and byte outputs never race; the input is read
 // per element in its own storage, whatever the output's packing.
+#include "workgroup.wgsl"
+#include "f16_pack.wgsl"
 struct Params {
   numel: u32,
   lo: u32,     // clamp bounds: bits of the compute type (f32, i32 or u32)
@@ -136,8 +138,7 @@ fn clamp_u(x: u32) -> u32 {
   return y;
 }
 
-// f16_bits (f32 -> f16 bits, overflow to +-inf, NaN kept), which the f16 stores call, is
-// ops::kF16PackWgsl, prepended by unary.cpp.
+// The f16 stores call f16_bits (f16_pack.wgsl: f32 -> f16 bits, overflow to +-inf, NaN kept).
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -1,6 +1,7 @@
 // out = cond ? a : b with NumPy broadcasting of all three. The choice moves element bits unchanged,
 // so one variant serves every dtype of a width: {{bits}}-bit elements, {{per_word}} per word. One
 // invocation writes one 32-bit word of the output, so packed outputs never race.
+#include "workgroup.wgsl"
 struct Params {
   numel: u32,
   rank: u32,

@@ -23,5 +23,16 @@ TEST(AttentionVariants, EveryVariantCompiles) {
   EXPECT_EQ(n, 4u + 16u + 4u + 8u + 2u + 16u);
 }
 
+// The op families take wgx_workgroup_index from src/shaders/lib/workgroup.wgsl; it must be the
+// function the recorder's split dispatches are written for (gpu::kLinearWorkgroupWgsl).
+TEST(AttentionVariants, WorkgroupIndexIsTheRecorders) {
+  for (const shaders::ShaderVariant& v : shaders::attention_variants()) {
+    SCOPED_TRACE(std::string(v.variant));
+    const size_t at = v.wgsl.find(gpu::kLinearWorkgroupWgsl);
+    ASSERT_NE(at, std::string_view::npos);
+    EXPECT_EQ(v.wgsl.find("fn wgx_workgroup_index", at + 1), std::string_view::npos);  // once
+  }
+}
+
 }  // namespace
 }  // namespace wgx::ops::attention
