@@ -459,11 +459,22 @@ double shown(float v) {
   return std::stod(text);
 }
 
-// The settings' keyword arguments, after the prompt (or message), with the C++ API's defaults.
+// A method taking the prompt (or message) and then the settings' keyword arguments, with the C++
+// API's defaults: `f(box, first, options)` runs it.
 template <typename Class, typename F>
-void def_generating(Class& cls, const char* name, const char* first, F&& f, const char* doc) {
+void def_generating(Class& cls, const char* name, const char* first, F f, const char* doc) {
+  using Holder = typename Class::holder_type;
+  auto method = [f](const Holder& box, const py::object& arg, int64_t max_tokens, double temperature, int32_t top_k,
+                    double top_p, double min_p, double repetition_penalty, std::optional<uint64_t> seed,
+                    const py::object& stop, bool ignore_eos, bool skip_special, bool add_special_tokens,
+                    int64_t in_flight, int64_t steps_per_submit, bool host_sampling) {
+    return f(box, arg,
+             Settings{max_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop, ignore_eos,
+                      skip_special, add_special_tokens, in_flight, steps_per_submit, host_sampling}
+                 .options());
+  };
   const wgx::GenerateOptions d;
-  cls.def(name, std::forward<F>(f), doc, py::arg(first), py::kw_only(), py::arg("max_tokens") = d.max_tokens,
+  cls.def(name, method, doc, py::arg(first), py::kw_only(), py::arg("max_tokens") = d.max_tokens,
           py::arg("temperature") = shown(d.sampling.temperature), py::arg("top_k") = d.sampling.top_k,
           py::arg("top_p") = shown(d.sampling.top_p), py::arg("min_p") = shown(d.sampling.min_p),
           py::arg("repetition_penalty") = shown(d.sampling.repetition_penalty), py::arg("seed") = py::none(),
@@ -786,15 +797,7 @@ PYBIND11_MODULE(_wgx, m) {
       "generation at a time: a new one, or reset(), cancels the one still running.");
   def_generating(
       session, "generate", "prompt",
-      [](const std::shared_ptr<SessionBox>& box, const py::object& prompt, int64_t max_tokens, double temperature,
-         int32_t top_k, double top_p, double min_p, double repetition_penalty, std::optional<uint64_t> seed,
-         const py::object& stop, bool ignore_eos, bool skip_special, bool add_special_tokens, int64_t in_flight,
-         int64_t steps_per_submit, bool host_sampling) {
-        const wgx::GenerateOptions o = Settings{max_tokens,   temperature,        top_k,      top_p,
-                                                min_p,        repetition_penalty, seed,       stop,
-                                                ignore_eos,   skip_special,       add_special_tokens,
-                                                in_flight,    steps_per_submit,   host_sampling}
-                                           .options();
+      [](const std::shared_ptr<SessionBox>& box, const py::object& prompt, const wgx::GenerateOptions& o) {
         if (py::isinstance<py::str>(prompt)) {
           return start(box, [text = prompt.cast<std::string>(), o](wgx::Session& s, const wgx::TokenCallback& cb) {
             return s.generate(text, o, cb);
@@ -813,15 +816,7 @@ PYBIND11_MODULE(_wgx, m) {
       "how decoding is pipelined.");
   def_generating(
       session, "chat", "message",
-      [](const std::shared_ptr<SessionBox>& box, const py::object& message, int64_t max_tokens, double temperature,
-         int32_t top_k, double top_p, double min_p, double repetition_penalty, std::optional<uint64_t> seed,
-         const py::object& stop, bool ignore_eos, bool skip_special, bool add_special_tokens, int64_t in_flight,
-         int64_t steps_per_submit, bool host_sampling) {
-        const wgx::GenerateOptions o = Settings{max_tokens,   temperature,        top_k,      top_p,
-                                                min_p,        repetition_penalty, seed,       stop,
-                                                ignore_eos,   skip_special,       add_special_tokens,
-                                                in_flight,    steps_per_submit,   host_sampling}
-                                           .options();
+      [](const std::shared_ptr<SessionBox>& box, const py::object& message, const wgx::GenerateOptions& o) {
         if (py::isinstance<py::str>(message)) {
           return start(box, [text = message.cast<std::string>(), o](wgx::Session& s, const wgx::TokenCallback& cb) {
             return s.chat(text, o, cb);
