@@ -2,7 +2,9 @@
 
 #include "gpu/buffer.h"
 
+#ifndef __EMSCRIPTEN__
 #include <dlfcn.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -16,15 +18,16 @@ namespace wgx::gpu {
 
 namespace {
 
+GpuError setup_error(std::string message) {
+  return GpuError(ErrorKind::Setup, "", std::move(message));
+}
+
+#ifndef __EMSCRIPTEN__
 constexpr const char* kSwiftShaderIcd = "/usr/lib/chromium/vk_swiftshader_icd.json";
 
 std::string env_or(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
   return (v && *v) ? std::string(v) : fallback;
-}
-
-GpuError setup_error(std::string message) {
-  return GpuError(ErrorKind::Setup, "", std::move(message));
 }
 
 // Dawn loads the Vulkan loader at run time; without it, it would quietly find no adapter.
@@ -47,6 +50,7 @@ void append_env_path(const char* name, const std::string& path) {
   if (current.find(path) != std::string::npos) return;
   setenv(name, current.empty() ? path.c_str() : (current + ":" + path).c_str(), 1);
 }
+#endif
 
 const char* backend_name(WGPUBackendType t) {
   switch (t) {
@@ -196,6 +200,11 @@ void Context::request_adapter() {
   opts.featureLevel = WGPUFeatureLevel_Core;
   opts.backendType = WGPUBackendType_Vulkan;
   const AdapterChoice choice = options_.adapter;
+#ifdef __EMSCRIPTEN__
+  // In the WebAssembly build the page's (or Node.js's) WebGPU decides which adapter exists; the
+  // checks after the request still hold it to the choice.
+  if (choice == AdapterChoice::Gles) throw setup_error("--adapter gles: not available where WebGPU comes from the browser");
+#else
   constexpr const char* kVulkanInstall = "apt-get install libvulkan1";
   if (choice == AdapterChoice::Gles) {
     require_library("libEGL.so.1", "the EGL library for the OpenGL ES adapter",
@@ -223,6 +232,7 @@ void Context::request_adapter() {
     // A real GPU wins on power preference; SwiftShader is there for machines without one.
     if (std::string icd = swiftshader_icd(); !icd.empty()) append_env_path("VK_ADD_DRIVER_FILES", icd);
   }
+#endif
 
   struct Result {
     WGPUAdapter adapter = nullptr;

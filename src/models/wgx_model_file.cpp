@@ -1,7 +1,10 @@
 #include "models/wgx_model_file.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
@@ -21,8 +24,12 @@ constexpr int64_t kMaxSize = int64_t{1} << 31;  // config.cpp's bound on sizes
 // Shortest text that reads back as the same double, so a file's config equals the folder's.
 std::string real_text(double v) {
   char buf[32];
+#if defined(__cpp_lib_to_chars) || !defined(__EMSCRIPTEN__)
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
+#else  // the WebAssembly build's standard library has no floating-point to_chars: 17 digits read back exactly
+  return std::string(buf, static_cast<size_t>(std::snprintf(buf, sizeof buf, "%.17g", v)));
+#endif
 }
 
 const char* weights_name(WeightFormat w) {
@@ -63,8 +70,15 @@ class Keys {
   double real(const std::string& key) const {
     const std::string& t = text(key);
     double v = 0;
+#if defined(__cpp_lib_to_chars) || !defined(__EMSCRIPTEN__)
     const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v)) {
+    const bool whole = r.ec == std::errc() && r.ptr == t.data() + t.size();
+#else  // no floating-point from_chars in the WebAssembly build's standard library
+    char* end = nullptr;
+    v = std::strtod(t.c_str(), &end);
+    const bool whole = !t.empty() && end == t.c_str() + t.size() && !std::isspace(static_cast<unsigned char>(t[0]));
+#endif
+    if (!whole || !std::isfinite(v)) {
       fail(key, "is '" + t + "', not a number");
     }
     return v;

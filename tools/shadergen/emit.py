@@ -118,7 +118,8 @@ static_assert(std::string_view({macro}) == kInputHash,
 constexpr ShaderVariant kVariants[] = {{
 {rows}
 }};
-static_assert(std::ranges::is_sorted(kVariants, {{}}, &ShaderVariant::variant),
+constexpr bool by_name(const ShaderVariant& a, const ShaderVariant& b) {{ return a.variant < b.variant; }}
+static_assert(std::is_sorted(std::begin(kVariants), std::end(kVariants), by_name),
               "find_{f}() searches kVariants by name");
 
 }}  // namespace
@@ -126,8 +127,9 @@ static_assert(std::ranges::is_sorted(kVariants, {{}}, &ShaderVariant::variant),
 std::span<const ShaderVariant> {f}_variants() {{ return kVariants; }}
 
 const ShaderVariant* find_{f}(std::string_view variant) {{
-  const auto* it = std::ranges::lower_bound(kVariants, variant, {{}}, &ShaderVariant::variant);
-  return it != std::ranges::end(kVariants) && it->variant == variant ? it : nullptr;
+  const auto* it = std::lower_bound(std::begin(kVariants), std::end(kVariants), variant,
+                                    [](const ShaderVariant& v, std::string_view name) {{ return v.variant < name; }});
+  return it != std::end(kVariants) && it->variant == variant ? it : nullptr;
 }}
 
 }}  // namespace wgx::shaders

@@ -140,18 +140,17 @@ constexpr uint32_t kFoldRows = 64;
 // output projection's weight 1,430-1,436, gate/up (18.9 MB, longer than the attention) 1,405,
 // down with 256 or 512 workgroups 1,429-1,431 and 1,410; at 3,900 rows +0.8%; Qwen3-0.6B
 // (1.8 MB of down) +0.4% at 128 rows, within the runs' spread.
-constexpr uint32_t kWarmCandidates = 8;
 constexpr uint32_t kWarmWorkgroups = 128;
 constexpr uint32_t kWarmKey = 0x9e3779b9u;  // warm's comparison value (any)
 constexpr int kWarmOff = -1, kWarmLast = -2;
-// The sdpa_decode_warm option: the candidate's place (0 to kWarmCandidates - 1), kWarmLast or
+// The sdpa_decode_warm option: the candidate's place (0 to 7, the digits the option accepts), kWarmLast or
 // kWarmOff (auto: last on GPU adapters, off on CPU ones).
 int warm_pick(const NodeContext& ctx) {
   const std::string_view v = runtime::option_choice(ctx.options(), "sdpa_decode_warm");
   if (v == "auto") return ctx.gpu().adapter().is_cpu ? kWarmOff : kWarmLast;
   if (v == "off") return kWarmOff;
   if (v == "last") return kWarmLast;
-  return v.front() - '0';  // the table's places are the digits below kWarmCandidates
+  return v.front() - '0';  // the option's table allows only those digits
 }
 struct WarmPlan {
   gpu::BufferBinding buffer;
