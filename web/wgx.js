@@ -68,10 +68,12 @@ function gpuOf(options) {
 }
 
 async function instantiate(options) {
+  const gpu = gpuOf(options);
   const module = await compileCore(options);
   const log = options.log || ((text) => console.warn(text));
   return createWgxCore({
-    gpu: gpuOf(options),
+    gpu,
+    maxStorageBufferBindingSize: options.maxStorageBufferBindingSize,
     print: log,
     printErr: log,
     instantiateWasm(imports, done) {
@@ -134,56 +136,123 @@ class Core {
   }
 }
 
+const CACHE_NAME = 'wgx-models';
+
 /**
- * Loads a .wgx model (made by `wgx convert`) from a URL, a Response, or bytes, onto the GPU.
+ * Loads a .wgx model (made by `wgx convert`) from a URL, a Response, or bytes, onto the GPU. The
+ * bytes stream into the engine as they arrive: the program is built (its kernels compile) as soon
+ * as the graph is in, and each weight goes to the GPU as it comes.
  * @returns {Promise<Model>}
  */
 export async function load(source, options = {}) {
   const onProgress = options.onProgress || (() => {});
   const started = performance.now();
-  const report = (stage, fraction, detail) =>
-    onProgress({stage, fraction, detail, seconds: (performance.now() - started) / 1000});
-  report('starting', 0);
+  const report = (stage, extra = {}) =>
+    onProgress({stage, ...extra, seconds: (performance.now() - started) / 1000});
+  report('starting', {fraction: 0});
   const m = await instantiate(options);
   const core = new Core(m);
-  const bytes = await readAll(source, options, report);
-  m.FS.writeFile('/model.wgx', bytes);
+  const name = typeof source === 'string' || source instanceof URL ? String(source)
+    : source instanceof Request ? source.url : 'model.wgx';
   return core.serial(async () => {
+    let engine = 0;
+    let stream = 0;
+    let progress = 0;
     try {
       const eo = core.alloc(ENGINE.size);
       core.setU32(eo + ENGINE.adapter, core.cstr(options.adapter || 'auto'));
       core.setU32(eo + ENGINE.options, core.cstr(options.runtimeOptions));
       core.setU32(eo + ENGINE.quiet, 1);
-      const engineOut = core.alloc(4);
-      core.check(await core.call('wgx_engine_create', [eo, engineOut]));
-      const engine = core.u32(engineOut);
+      const out = core.alloc(4);
+      core.check(await core.call('wgx_engine_create', [eo, out]));
+      engine = core.u32(out);
       const lo = core.alloc(LOAD.size);
-      const progress = m.addFunction((stage, step, seconds) => {
-        report(m.UTF8ToString(stage), undefined, m.UTF8ToString(step));
+      progress = m.addFunction((stage, step) => {
+        const s = m.UTF8ToString(stage);
+        if (s === 'building' || s === 'weights') report(s, {detail: m.UTF8ToString(step)});
       }, 'viidi');
       core.setU32(lo + LOAD.onProgress, progress);
-      const modelOut = core.alloc(4);
-      try {
-        core.check(await core.call('wgx_model_load', [engine, core.cstr('/model.wgx'), lo, modelOut]));
-      } finally {
-        m.removeFunction(progress);
-        m.FS.unlink('/model.wgx');
+      core.check(await core.call('wgx_model_stream_begin', [engine, lo, core.cstr(name), out]));
+      stream = core.u32(out);
+      const {reader, total, cached, stored} = await open(source, options);
+      const stage = cached ? 'cache' : 'download';
+      let bytes = 0;
+      let staging = 0;
+      let stagingSize = 0;
+      for (;;) {
+        const {done, value} = await reader.read();
+        if (done) break;
+        if (value.byteLength > stagingSize) {
+          if (staging) m._free(staging);
+          stagingSize = Math.max(value.byteLength, 1 << 20);
+          staging = m._malloc(stagingSize);
+        }
+        m.HEAPU8.set(value, staging);
+        bytes += value.byteLength;
+        try {
+          core.check(await core.call('wgx_model_stream_write', [stream, staging, value.byteLength]));
+        } catch (e) {
+          reader.cancel().catch(() => {});
+          throw e;
+        }
+        const size = Number(m._wgx_model_stream_size(stream)) || total;
+        report(stage, {bytes, totalBytes: size || undefined, fraction: size ? bytes / size : undefined});
       }
-      const model = new Model(core, engine, core.u32(modelOut));
-      report('ready', 1);
+      if (staging) m._free(staging);
+      core.check(await core.call('wgx_model_stream_finish', [stream, out]));
+      const model = new Model(core, engine, core.u32(out));
+      engine = 0;
+      if (stored) await stored.catch(() => {});  // the cache's copy: not needed to run
+      report('ready', {fraction: 1});
       return model;
     } finally {
+      if (stream) m._wgx_model_stream_destroy(stream);
+      if (engine) m._wgx_engine_destroy(engine);
+      if (progress) m.removeFunction(progress);
       core.freeAll();
     }
   });
 }
 
-async function readAll(source, options, report) {
-  if (source instanceof Uint8Array) return source;
-  if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  const response = source instanceof Response ? source : await fetch(source);
-  if (!response.ok) throw new WgxError('invalid model', `${source}: HTTP ${response.status} ${response.statusText}`);
-  return new Uint8Array(await response.arrayBuffer());
+// A reader of the model's bytes, from the cache where it holds them, else from the network
+// (copied into the cache on the way where `cache` allows).
+async function open(source, options) {
+  if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
+    const bytes = source instanceof Uint8Array ? source : new Uint8Array(source);
+    return {reader: new Blob([bytes]).stream().getReader(), total: bytes.byteLength, cached: false};
+  }
+  if (source instanceof Response) return fromResponse(source, String(source.url || 'the response'));
+  const url = source instanceof Request ? source.url : new URL(String(source), globalThis.location?.href).href;
+  const useCache = options.cache !== false && typeof caches !== 'undefined' && /^https?:/.test(url);
+  let cache = null;
+  if (useCache) {
+    try {
+      cache = await caches.open(CACHE_NAME);
+      const hit = await cache.match(url);
+      if (hit) return {...fromResponse(hit, url), cached: true};
+    } catch (e) {
+      cache = null;  // no Cache Storage here (an opaque origin): download every time
+    }
+  }
+  let response;
+  try {
+    response = await fetch(source instanceof Request ? source : url);
+  } catch (e) {
+    throw new WgxError('invalid model', `${url}: the download failed (${e.message})`);
+  }
+  if (!response.ok || !response.body) {
+    throw new WgxError('invalid model', `${url}: HTTP ${response.status} ${response.statusText}`);
+  }
+  if (!cache) return fromResponse(response, url);
+  const [mine, kept] = response.body.tee();
+  const stored = cache.put(url, new Response(kept, {headers: response.headers}));
+  return {...fromResponse(new Response(mine, {headers: response.headers}), url), stored};
+}
+
+function fromResponse(response, url) {
+  if (!response.body) throw new WgxError('invalid model', `${url}: the response has no body`);
+  const total = Number(response.headers.get('content-length')) || 0;
+  return {reader: response.body.getReader(), total, cached: false};
 }
 
 /** A model on the GPU, with one conversation (session) of its own. */
@@ -196,6 +265,8 @@ export class Model {
     this.cancelled = false;
     const m = core.m;
     this.adapter = m.UTF8ToString(m._wgx_engine_adapter_name(engine));
+    this.description = m.UTF8ToString(m._wgx_model_description(handle));
+    this.memoryBytes = Number(m._wgx_model_memory(handle));
     this.context = Number(m._wgx_model_context(handle));
     this.vocabSize = Number(m._wgx_model_vocab_size(handle));
   }

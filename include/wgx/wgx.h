@@ -82,9 +82,26 @@ typedef struct wgx_load_options {
 WGX_C_API wgx_status wgx_model_load(wgx_engine* engine, const char* path, const wgx_load_options* options,
                                     wgx_model** out);
 WGX_C_API void wgx_model_destroy(wgx_model* model);
+
+/* A .wgx file whose bytes arrive in order, as from a download: the model is built when the graph
+ * section is in, and each weight goes to the GPU as its bytes come (the file is never whole in
+ * memory). Write the bytes in any pieces, then finish; destroy the stream in any case. `name`
+ * names the file in messages (NULL: "stream"). */
+typedef struct wgx_model_stream wgx_model_stream;
+WGX_C_API wgx_status wgx_model_stream_begin(wgx_engine* engine, const wgx_load_options* options, const char* name,
+                                            wgx_model_stream** out);
+WGX_C_API wgx_status wgx_model_stream_write(wgx_model_stream* stream, const void* bytes, size_t size);
+/* The file's size as its header says (0 until its first 64 bytes are in). */
+WGX_C_API uint64_t wgx_model_stream_size(const wgx_model_stream* stream);
+WGX_C_API wgx_status wgx_model_stream_finish(wgx_model_stream* stream, wgx_model** out);
+WGX_C_API void wgx_model_stream_destroy(wgx_model_stream* stream);
 /* The context length in tokens, and the vocabulary size. */
 WGX_C_API int64_t wgx_model_context(const wgx_model* model);
 WGX_C_API int64_t wgx_model_vocab_size(const wgx_model* model);
+/* "Llama, q4 weights, f16 KV cache, context 4096, <adapter>", valid as long as the model; and the
+ * GPU memory it holds, in bytes. */
+WGX_C_API const char* wgx_model_description(const wgx_model* model);
+WGX_C_API uint64_t wgx_model_memory(const wgx_model* model);
 
 /* Text -> token ids, as Hugging Face's tokenizer(text) (add_special nonzero) or with
  * add_special_tokens=False (0). Writes at most `capacity` ids and sets *count to how many the text

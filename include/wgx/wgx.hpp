@@ -123,6 +123,7 @@ class WGX_API Engine {
 
  private:
   friend class Model;
+  friend class ModelStream;
   friend struct Internals;
   std::shared_ptr<Impl> impl_;
 };
@@ -254,8 +255,39 @@ class WGX_API Model {
  private:
   explicit Model(std::shared_ptr<Impl> impl);
   friend class Session;
+  friend class ModelStream;
   friend struct Internals;
   std::shared_ptr<Impl> impl_;
+};
+
+// A .wgx file whose bytes arrive in order, as from a download: the program (and its kernels) is
+// built as soon as the graph section is in, and each weight goes to the GPU as its bytes come, so
+// the file is never held whole in memory.
+//
+//   wgx::ModelStream stream(engine);
+//   while (size_t n = read_some(buffer)) stream.write(buffer, n);
+//   wgx::Model model = stream.finish();
+class WGX_API ModelStream {
+ public:
+  explicit ModelStream(const Engine& engine, const LoadOptions& options = {}, std::string name = "stream");
+  ~ModelStream();
+  ModelStream(ModelStream&&) noexcept;
+  ModelStream& operator=(ModelStream&&) noexcept;
+
+  // The next `size` bytes of the file, in any pieces. Throws wgx::Error: InvalidModel for a
+  // damaged file or more bytes than it has (the stream is unusable afterwards), or what building
+  // the program throws (OutOfMemory, ...).
+  void write(const void* data, size_t size);
+  // The file's size as its header says (0 until its first 64 bytes are in), and the bytes so far.
+  uint64_t size() const;
+  uint64_t received() const;
+  // After the last byte: the model. InvalidModel when bytes are missing.
+  Model finish();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 // Converts a Hugging Face folder into one .wgx file that loads without converting anything

@@ -15,11 +15,18 @@ struct wgx_engine {
 struct wgx_model {
   wgx::Model model;
   wgx::Tokenizer tokenizer;  // a model from a file always has one
+  std::string description;   // ModelInfo::description, kept for wgx_model_description
 };
 
 struct wgx_session {
   wgx::Session session;
 };
+
+struct wgx_model_stream {
+  wgx::ModelStream stream;
+};
+
+
 
 namespace {
 
@@ -111,6 +118,37 @@ void fill(wgx_result* out, const wgx::Result& r) {
   out->stop_reason = wgx::to_string(r.stop);
 }
 
+// The C++ load options of `options` (NULL: the defaults); BadArgument for a bad value.
+wgx::LoadOptions load_options(const wgx_load_options* options) {
+  wgx::LoadOptions o;
+  if (options) {
+    if (options->weights) {
+      const std::string_view w = options->weights;
+      if (w == "q4") {
+        o.weights = wgx::WeightFormat::Q4;
+      } else if (w == "f16") {
+        o.weights = wgx::WeightFormat::F16;
+      } else if (w == "f32") {
+        o.weights = wgx::WeightFormat::F32;
+      } else {
+        throw wgx::Error(wgx::ErrorKind::BadArgument, "weights '" + std::string(w) + "': choose q4, f16 or f32");
+      }
+    }
+    if (options->kv) {
+      const std::string_view kv = options->kv;
+      require(kv == "f16" || kv == "f32", "kv: choose f16 or f32");
+      o.kv = kv == "f16" ? wgx::KvFormat::F16 : wgx::KvFormat::F32;
+    }
+    require(options->context >= 0, "context must not be negative");
+    if (options->context > 0) o.context = options->context;
+    if (options->on_progress) {
+      o.on_progress = [fn = options->on_progress, user = options->user](const wgx::LoadProgress& p) {
+        fn(p.stage.c_str(), p.step.c_str(), p.seconds, user);
+      };
+    }
+  }
+  return o;
+}
 }  // namespace
 
 extern "C" {
@@ -163,42 +201,54 @@ wgx_status wgx_model_load(wgx_engine* engine, const char* path, const wgx_load_o
     require(out != nullptr, "wgx_model_load: out is NULL");
     *out = nullptr;
     require(path != nullptr, "wgx_model_load: path is NULL");
-    wgx::LoadOptions o;
-    if (options) {
-      if (options->weights) {
-        const std::string_view w = options->weights;
-        if (w == "q4") {
-          o.weights = wgx::WeightFormat::Q4;
-        } else if (w == "f16") {
-          o.weights = wgx::WeightFormat::F16;
-        } else if (w == "f32") {
-          o.weights = wgx::WeightFormat::F32;
-        } else {
-          throw wgx::Error(wgx::ErrorKind::BadArgument, "weights '" + std::string(w) + "': choose q4, f16 or f32");
-        }
-      }
-      if (options->kv) {
-        const std::string_view kv = options->kv;
-        require(kv == "f16" || kv == "f32", "kv: choose f16 or f32");
-        o.kv = kv == "f16" ? wgx::KvFormat::F16 : wgx::KvFormat::F32;
-      }
-      require(options->context >= 0, "context must not be negative");
-      if (options->context > 0) o.context = options->context;
-      if (options->on_progress) {
-        o.on_progress = [fn = options->on_progress, user = options->user](const wgx::LoadProgress& p) {
-          fn(p.stage.c_str(), p.step.c_str(), p.seconds, user);
-        };
-      }
-    }
+    const wgx::LoadOptions o = load_options(options);
     wgx::Model model = engine ? wgx::Model::load(engine->engine, path, o) : wgx::Model::load(path, o);
     wgx::Tokenizer tokenizer = model.tokenizer();
-    *out = new wgx_model{std::move(model), std::move(tokenizer)};
+    *out = new wgx_model{std::move(model), std::move(tokenizer), {}};
+    (*out)->description = (*out)->model.info().description;
   });
 }
+
+
+wgx_status wgx_model_stream_begin(wgx_engine* engine, const wgx_load_options* options, const char* name,
+                                  wgx_model_stream** out) {
+  return guarded([&] {
+    require(out != nullptr, "wgx_model_stream_begin: out is NULL");
+    *out = nullptr;
+    require(engine != nullptr, "wgx_model_stream_begin: engine is NULL");
+    *out = new wgx_model_stream{wgx::ModelStream(engine->engine, load_options(options), name ? name : "stream")};
+  });
+}
+
+wgx_status wgx_model_stream_write(wgx_model_stream* stream, const void* bytes, size_t size) {
+  return guarded([&] {
+    require(stream != nullptr, "wgx_model_stream_write: stream is NULL");
+    require(bytes != nullptr || size == 0, "wgx_model_stream_write: bytes is NULL");
+    stream->stream.write(bytes, size);
+  });
+}
+
+uint64_t wgx_model_stream_size(const wgx_model_stream* stream) { return stream ? stream->stream.size() : 0; }
+
+wgx_status wgx_model_stream_finish(wgx_model_stream* stream, wgx_model** out) {
+  return guarded([&] {
+    require(out != nullptr, "wgx_model_stream_finish: out is NULL");
+    *out = nullptr;
+    require(stream != nullptr, "wgx_model_stream_finish: stream is NULL");
+    wgx::Model model = stream->stream.finish();
+    wgx::Tokenizer tokenizer = model.tokenizer();
+    *out = new wgx_model{std::move(model), std::move(tokenizer), {}};
+    (*out)->description = (*out)->model.info().description;
+  });
+}
+
+void wgx_model_stream_destroy(wgx_model_stream* stream) { delete stream; }
 
 void wgx_model_destroy(wgx_model* model) { delete model; }
 
 int64_t wgx_model_context(const wgx_model* model) { return model ? model->model.info().context : 0; }
+const char* wgx_model_description(const wgx_model* model) { return model ? model->description.c_str() : ""; }
+uint64_t wgx_model_memory(const wgx_model* model) { return model ? model->model.info().memory.total : 0; }
 int64_t wgx_model_vocab_size(const wgx_model* model) { return model ? model->model.info().vocab_size : 0; }
 
 wgx_status wgx_tokenize(const wgx_model* model, const char* text, int add_special, int32_t* ids, size_t capacity,

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "api/internal.h"
+#include "format/layout.h"
 #include "models/synthetic.h"
 #include "models/wgx_model_file.h"
 
@@ -148,6 +149,40 @@ ModelInfo describe(const std::string& path, const models::ModelConfig& config, c
   return info;
 }
 
+// A .wgx file's model, tokenizer and fixed options into `m` (the mapping stays with `file`).
+void take_wgx(Model::Impl& m, models::WgxModel& file, const std::string& name, const LoadOptions& asked,
+              models::LoadOptions& options) {
+  check_fixed(name, asked, file);
+  options = file.options;
+  const std::string* config = file.tokenizer_config_json();
+  m.tokenizer = tokenizer::Tokenizer::from_json(file.tokenizer_json(),
+                                                config ? std::optional<std::string_view>(*config) : std::nullopt, name);
+}
+
+// What the model says of itself once its program is built.
+void describe_built(Model::Impl& m, const std::string& path, const models::LoadOptions& options,
+                    double read_seconds, double build_seconds) {
+  m.eos_ids = m.config.eos_token_ids;
+  if (m.tokenizer) {
+    if (const auto eos = m.tokenizer->special_tokens().eos;
+        eos && std::find(m.eos_ids.begin(), m.eos_ids.end(), *eos) == m.eos_ids.end()) {
+      m.eos_ids.push_back(*eos);
+    }
+    m.chat_template = llm::detect_chat_template(*m.tokenizer);
+  }
+  ModelInfo& info = m.info;
+  info = describe(path, m.config, options, m.limits, m.chat_template, m.engine->gpu->adapter().device);
+  info.eos_ids = m.eos_ids;
+  const runtime::MemoryReport& mem = m.program->memory();
+  info.memory.weights = mem.constants;
+  info.memory.state = mem.state;
+  info.memory.activations = mem.inputs + mem.intermediates + mem.scratch;
+  info.memory.total = mem.total();
+  info.read_seconds = read_seconds;
+  info.build_seconds = build_seconds;
+  info.kernels = m.program->kernels_compiled();
+}
+
 std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const Source& src, const LoadOptions& asked) {
   const auto start = Clock::now();
   auto m = std::make_shared<Model::Impl>();
@@ -168,11 +203,7 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
   } else if (check_path(src.path)) {
     report(asked, start, "reading", src.path);
     models::WgxModel file = models::load_wgx(src.path);  // a mapping and the metadata: quick
-    check_fixed(src.path, asked, file);
-    options = file.options;
-    const std::string* config = file.tokenizer_config_json();
-    m->tokenizer = tokenizer::Tokenizer::from_json(
-        file.tokenizer_json(), config ? std::optional<std::string_view>(*config) : std::nullopt, src.path);
+    take_wgx(*m, file, src.path, asked, options);
     built = std::move(file.model);
     m->file = std::move(file.file);
     read_seconds = since(start);
@@ -194,30 +225,9 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
     m->program = std::make_unique<runtime::Program>(gpu, std::move(built->graph), built->weights, m->engine->options);
     m->file.reset();  // the program holds its own copy of the weights now
   }
-  const double build_seconds = since(build_start);
-
-  m->eos_ids = m->config.eos_token_ids;
-  if (m->tokenizer) {
-    if (const auto eos = m->tokenizer->special_tokens().eos;
-        eos && std::find(m->eos_ids.begin(), m->eos_ids.end(), *eos) == m->eos_ids.end()) {
-      m->eos_ids.push_back(*eos);
-    }
-    m->chat_template = llm::detect_chat_template(*m->tokenizer);
-  }
-
-  ModelInfo& info = m->info;
-  info = describe(src.synthetic.empty() ? src.path : "synthetic " + src.synthetic, m->config, options, m->limits,
-                  m->chat_template, gpu.adapter().device);
-  info.eos_ids = m->eos_ids;
-  const runtime::MemoryReport& mem = m->program->memory();
-  info.memory.weights = mem.constants;
-  info.memory.state = mem.state;
-  info.memory.activations = mem.inputs + mem.intermediates + mem.scratch;
-  info.memory.total = mem.total();
-  info.read_seconds = read_seconds;
-  info.build_seconds = build_seconds;
-  info.kernels = m->program->kernels_compiled();
-  info.load_seconds = since(start);
+  describe_built(*m, src.synthetic.empty() ? src.path : "synthetic " + src.synthetic, options, read_seconds,
+                 since(build_start));
+  m->info.load_seconds = since(start);
   report(asked, start, "done");
   return m;
 }
@@ -274,6 +284,174 @@ std::string Model::render_chat(const std::vector<Message>& messages, bool thinki
     llm::ChatOptions o;
     o.enable_thinking = thinking;
     return llm::render_chat(*impl_->chat_template, m, o);
+  });
+}
+
+// ---- ModelStream ------------------------------------------------------------------------------
+
+struct ModelStream::Impl {
+  std::shared_ptr<Engine::Impl> engine;
+  LoadOptions asked;
+  std::string name;
+  Clock::time_point start = Clock::now();
+  std::vector<uint8_t> head;  // the bytes up to the end of the graph section
+  std::optional<format::WgxLayout> layout;
+  std::shared_ptr<Model::Impl> model;  // built once the head is in; its weights come after
+  double read_seconds = 0, build_seconds = 0;
+  uint64_t received = 0;
+  // The constants' data in the weight section, by offset (constants may share their data).
+  struct Range {
+    uint64_t begin, end;
+    size_t constant;
+  };
+  std::vector<Range> ranges;
+  size_t next_range = 0;
+  // Up to 3 bytes held back so that every piece starts on a 4-byte boundary of the file (queue
+  // writes take whole words; each constant starts on a 256-byte boundary).
+  std::vector<uint8_t> carry;
+  bool failed = false;
+
+  void build_from_head() {
+    read_seconds = since(start);
+    models::WgxModel file = models::load_wgx_head(std::span<const uint8_t>(head).first(layout->head_size()), name);
+    auto m = std::make_shared<Model::Impl>();
+    m->engine = engine;
+    models::LoadOptions options;
+    take_wgx(*m, file, name, asked, options);
+    m->config = file.model.config;
+    m->load_options = options;
+    m->limits = llm::model_limits(file.model.graph);
+    for (size_t c = 0; c < file.model.graph.constants.size(); ++c) {
+      const graph::WeightRef& w = file.model.graph.constants[c].data;
+      ranges.push_back({w.offset, w.offset + w.bytes, c});
+    }
+    std::stable_sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    report(asked, start, "building");
+    const auto build_start = Clock::now();
+    m->program = std::make_unique<runtime::Program>(*engine->gpu, std::move(file.model.graph),
+                                                    runtime::Program::LaterWeights{}, engine->options);
+    build_seconds = since(build_start);
+    describe_built(*m, name, options, read_seconds, build_seconds);
+    model = std::move(m);
+    report(asked, start, "weights");
+  }
+
+  // Bytes at file offset `at`, which is a multiple of 4 (or the file's last bytes).
+  void place(uint64_t at, std::span<const uint8_t> bytes) {
+    if (at + bytes.size() <= layout->weights_offset) return;  // the padding before the weights
+    if (at < layout->weights_offset) {
+      bytes = bytes.subspan(layout->weights_offset - at);
+      at = layout->weights_offset;
+    }
+    const uint64_t begin = at - layout->weights_offset, end = begin + bytes.size();
+    while (next_range < ranges.size() && ranges[next_range].end <= begin) ++next_range;
+    for (size_t r = next_range; r < ranges.size() && ranges[r].begin < end; ++r) {
+      const uint64_t from = std::max(begin, ranges[r].begin), to = std::min(end, ranges[r].end);
+      if (from >= to) continue;
+      model->program->write_constant(ranges[r].constant, from - ranges[r].begin, bytes.subspan(from - begin, to - from));
+    }
+  }
+
+  // Bytes of the file after its head, at file offset `at`.
+  void weights(uint64_t at, std::span<const uint8_t> bytes) {
+    if (at < layout->weights_offset) {  // the padding before the weight section
+      const uint64_t skip = std::min<uint64_t>(bytes.size(), layout->weights_offset - at);
+      bytes = bytes.subspan(skip);
+      at += skip;
+      if (bytes.empty()) return;
+    }
+    // From the weight section on, `at` is a multiple of 4 whenever nothing is carried.
+    if (!carry.empty()) {
+      const size_t take = std::min(bytes.size(), 4 - carry.size());
+      carry.insert(carry.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+      bytes = bytes.subspan(take);
+      at += take;
+      if (carry.size() < 4) return;
+      place(at - 4, carry);
+      carry.clear();
+    }
+    const size_t whole = bytes.size() / 4 * 4;
+    if (whole) place(at, bytes.first(whole));
+    carry.assign(bytes.begin() + static_cast<std::ptrdiff_t>(whole), bytes.end());
+  }
+
+  void too_long() const {
+    throw Error(ErrorKind::InvalidModel, name + ": more bytes than the " + std::to_string(layout->file_size) +
+                                             " its header says the file has");
+  }
+
+  void write(std::span<const uint8_t> bytes) {
+    while (!bytes.empty()) {
+      if (layout && bytes.size() > layout->file_size - received) too_long();
+      if (model) {
+        weights(received, bytes);
+        received += bytes.size();
+        return;
+      }
+      // The head is gathered, and nothing past it: a file given in one piece is not copied.
+      const uint64_t want = (layout ? layout->head_size() : format::kHeaderSize) - head.size();
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(want, bytes.size()));
+      head.insert(head.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+      bytes = bytes.subspan(take);
+      received += take;
+      if (!layout && head.size() == format::kHeaderSize) {
+        try {
+          layout = format::read_wgx_layout(head);
+        } catch (const format::FormatError& e) {
+          throw format::FormatError(e.site(), e.detail(), name);
+        }
+      }
+      if (layout && head.size() == layout->head_size()) {
+        build_from_head();
+        std::vector<uint8_t>().swap(head);
+      }
+    }
+  }
+};
+
+ModelStream::ModelStream(const Engine& engine, const LoadOptions& options, std::string name)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->engine = engine.impl_;
+  impl_->asked = options;
+  impl_->name = std::move(name);
+  report(options, impl_->start, "reading", impl_->name);
+}
+ModelStream::~ModelStream() = default;
+ModelStream::ModelStream(ModelStream&&) noexcept = default;
+ModelStream& ModelStream::operator=(ModelStream&&) noexcept = default;
+
+uint64_t ModelStream::size() const { return impl_->layout ? impl_->layout->file_size : 0; }
+uint64_t ModelStream::received() const { return impl_->received; }
+
+void ModelStream::write(const void* data, size_t size) {
+  Impl& s = *impl_;
+  if (s.failed) throw Error(ErrorKind::BadArgument, s.name + ": the stream failed before; start a new one");
+  try {
+    translated(ErrorKind::InvalidModel, [&] { s.write({static_cast<const uint8_t*>(data), size}); });
+  } catch (...) {
+    s.failed = true;
+    s.model.reset();
+    throw;
+  }
+}
+
+Model ModelStream::finish() {
+  Impl& s = *impl_;
+  if (s.failed) throw Error(ErrorKind::BadArgument, s.name + ": the stream failed before; start a new one");
+  return translated(ErrorKind::InvalidModel, [&] {
+    if (!s.layout || s.received < s.layout->file_size) {
+      throw Error(ErrorKind::InvalidModel,
+                  s.name + ": the file ended after " + std::to_string(s.received) + " bytes" +
+                      (s.layout ? " of the " + std::to_string(s.layout->file_size) + " its header says" : "") +
+                      " (a download cut short?)");
+    }
+    if (!s.carry.empty()) s.place(s.received - s.carry.size(), s.carry);
+    s.carry.clear();
+    s.model->program->check_constants_written();
+    s.model->info.load_seconds = since(s.start);
+    report(s.asked, s.start, "done");
+    s.failed = true;  // finished: the stream has nothing more to give
+    return Model(std::move(s.model));
   });
 }
 

@@ -17,17 +17,10 @@ using graph::str;
 
 namespace {
 
-struct Header {
-  uint32_t version = 0;
-  uint64_t graph_offset = 0;
-  uint64_t graph_size = 0;
-  uint64_t weights_offset = 0;
-  uint64_t weights_size = 0;
-};
-
-// Reads and checks the header against the real file size. Sizes are added with overflow checks,
-// so no combination of values can point outside the file.
-Header read_header(std::span<const uint8_t> file) {
+// Reads and checks the header against the real file size (`real_size`; for a file that arrives
+// as a stream, the size it claims). Sizes are added with overflow checks, so no combination of
+// values can point outside the file.
+WgxLayout read_header(std::span<const uint8_t> file, uint64_t real_size) {
   if (file.size() < kHeaderSize) {
     throw FormatError(
         {"header", "", "", 0},
@@ -37,7 +30,7 @@ Header read_header(std::span<const uint8_t> file) {
   if (std::memcmp(file.data(), kMagic, 4) != 0)
     c.fail("magic", "not a .wgx file (the magic is not \"WGX\\0\")");
   c.u32("magic");
-  Header h;
+  WgxLayout h;
   h.version = c.u32("version");
   if (h.version != kVersion) {
     c.fail_at(header::kVersionAt, "version",
@@ -55,13 +48,13 @@ Header read_header(std::span<const uint8_t> file) {
   h.graph_size = c.u64("graph size");
   h.weights_offset = c.u64("weights offset");
   h.weights_size = c.u64("weights size");
-  const uint64_t file_size = c.u64("file size");
+  h.file_size = c.u64("file size");
   if (c.u64("reserved") != 0)
     c.fail_at(header::kReservedAt, "reserved", "reserved bytes are not zero");
 
-  if (file_size != file.size()) {
+  if (h.file_size != real_size) {
     c.fail_at(header::kFileSizeAt, "file size",
-              str("the header says ", file_size, " bytes but the file has ", file.size(),
+              str("the header says ", h.file_size, " bytes but the file has ", real_size,
                   " (truncated or appended to?)"));
   }
   if (h.graph_offset != kHeaderSize) {
@@ -70,7 +63,7 @@ Header read_header(std::span<const uint8_t> file) {
         str("graph offset ", h.graph_offset, " is not ", kHeaderSize, " (right after the header)"));
   }
   auto graph_end = graph::checked_add_u(h.graph_offset, h.graph_size);
-  if (!graph_end || *graph_end > file.size()) {
+  if (!graph_end || *graph_end > real_size) {
     c.fail_at(header::kGraphSizeAt, "graph size",
               str("graph size ", h.graph_size, " runs past the end of the file"));
   }
@@ -85,10 +78,10 @@ Header read_header(std::span<const uint8_t> file) {
                   *graph_end, ")"));
   }
   auto weights_end = graph::checked_add_u(h.weights_offset, h.weights_size);
-  if (!weights_end || *weights_end != file.size()) {
+  if (!weights_end || *weights_end != real_size) {
     c.fail_at(header::kWeightsSizeAt, "weights size",
               str("the weight section [", h.weights_offset, ", +", h.weights_size,
-                  ") does not end at the end of the file (", file.size(), ")"));
+                  ") does not end at the end of the file (", real_size, ")"));
   }
   return h;
 }
@@ -109,8 +102,15 @@ void resolve_attrs(graph::Graph& g) {
 
 }  // namespace
 
-WgxFile parse_wgx(std::span<const uint8_t> bytes) {
-  const Header h = read_header(bytes);
+WgxLayout read_wgx_layout(std::span<const uint8_t> first_bytes) {
+  if (first_bytes.size() < kHeaderSize) return read_header(first_bytes, first_bytes.size());  // throws
+  uint64_t claimed = 0;  // the file size the header claims (little-endian, as every field)
+  for (int i = 7; i >= 0; --i) claimed = (claimed << 8) | first_bytes[header::kFileSizeAt + static_cast<size_t>(i)];
+  return read_header(first_bytes, claimed);
+}
+
+// The header's and graph section's part of parsing (declared a friend of WgxFile).
+WgxFile parse_head(std::span<const uint8_t> bytes, const WgxLayout& h) {
   DecodedGraph decoded =
       decode_graph(bytes.subspan(h.graph_offset, h.graph_size), h.graph_offset, h.weights_size);
   resolve_attrs(decoded.graph);
@@ -123,8 +123,25 @@ WgxFile parse_wgx(std::span<const uint8_t> bytes) {
   f.graph_ = std::move(decoded.graph);
   f.metadata_ = std::move(decoded.metadata);
   f.version_ = h.version;
+  f.layout_ = h;
+  return f;
+}
+
+WgxFile parse_wgx(std::span<const uint8_t> bytes) {
+  const WgxLayout h = read_header(bytes, bytes.size());
+  WgxFile f = parse_head(bytes, h);
   f.weights_.add_view(bytes.subspan(h.weights_offset, h.weights_size));
   return f;
+}
+
+WgxFile parse_wgx_head(std::span<const uint8_t> head) {
+  const WgxLayout h = read_wgx_layout(head);
+  if (head.size() < h.graph_offset + h.graph_size) {
+    throw FormatError({"graph", "", "", std::nullopt},
+                      str("the graph section ends at byte ", h.graph_offset + h.graph_size, ", past the ",
+                          head.size(), " bytes given"));
+  }
+  return parse_head(head, h);
 }
 
 WgxFile open_wgx(const std::string& path) {

@@ -24,6 +24,17 @@ namespace wgx::format {
 
 class MappedFile;
 
+// Where a .wgx file's sections are, from its header.
+struct WgxLayout {
+  uint32_t version = 0;
+  uint64_t graph_offset = 0;
+  uint64_t graph_size = 0;
+  uint64_t weights_offset = 0;
+  uint64_t weights_size = 0;
+  uint64_t file_size = 0;
+  uint64_t head_size() const { return graph_offset + graph_size; }  // the bytes parse_wgx_head needs
+};
+
 // A loaded .wgx file. Copies share the mapping, which lives as long as the last copy.
 class WgxFile {
  public:
@@ -31,7 +42,9 @@ class WgxFile {
   const Metadata& metadata() const { return metadata_; }
   uint32_t version() const { return version_; }
 
-  // The weight section; every constant's WeightRef points into it as blob 0 of weights().
+  const WgxLayout& layout() const { return layout_; }
+  // The weight section; every constant's WeightRef points into it as blob 0 of weights() (empty
+  // for a file parsed by parse_wgx_head: the weights have not arrived).
   std::span<const uint8_t> weight_section() const { return weights_.blob(0); }
   const graph::WeightStore& weights() const { return weights_; }
   // The bytes of constant `index` (in graph().constants order), or of the constant named `name`.
@@ -39,6 +52,7 @@ class WgxFile {
   std::span<const uint8_t> constant_data(std::string_view name) const;
 
  private:
+  friend WgxFile parse_head(std::span<const uint8_t> bytes, const WgxLayout& layout);
   friend WgxFile parse_wgx(std::span<const uint8_t> bytes);
   friend WgxFile open_wgx(const std::string& path);
 
@@ -47,6 +61,7 @@ class WgxFile {
   Metadata metadata_;
   graph::WeightStore weights_;
   uint32_t version_ = 0;
+  WgxLayout layout_;
 };
 
 // Maps `path` read-only and parses it. Checks everything (header, every count, offset, size,
@@ -55,6 +70,13 @@ class WgxFile {
 WgxFile open_wgx(const std::string& path);
 // The same for bytes in memory, which must outlive the result.
 WgxFile parse_wgx(std::span<const uint8_t> bytes);
+
+// For a file that arrives as a stream (a download): the layout from its first 64 bytes, checked
+// as far as they allow (the sizes against the file size they claim), and then the header and graph
+// section alone (at least layout.head_size() bytes), checked as parse_wgx checks them, without
+// the weights: they are written to the GPU as they arrive (runtime::Program::write_constant).
+WgxLayout read_wgx_layout(std::span<const uint8_t> first_bytes);
+WgxFile parse_wgx_head(std::span<const uint8_t> head);
 
 // Validates `graph` and writes it with the constants' bytes (looked up in `weights`) to `path`
 // atomically: a temporary file in the same folder, flushed, then renamed over `path`. Constants

@@ -226,9 +226,9 @@ void write_model_wgx(const std::filesystem::path& path, const BuiltModel& model,
   format::write_wgx(path.string(), model.graph, model.weights, model_metadata(model, options, tokenizer));
 }
 
-WgxModel load_wgx(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  WgxModel w{format::open_wgx(file), {}, {}};
+namespace {
+WgxModel from_file(format::WgxFile f, const std::string& file) {
+  WgxModel w{std::move(f), {}, {}};
   const Keys keys(w.file.metadata(), file);
   if (keys.text(kVersionKey) != kVersion) {
     keys.fail(kVersionKey, "is '" + keys.text(kVersionKey) + "'; this wgx reads version " + kVersion);
@@ -239,6 +239,20 @@ WgxModel load_wgx(const std::filesystem::path& path) {
   w.options = read_options(keys, w.model.config, w.model.graph, file);
   keys.text(kTokenizerKey);  // required: the commands that generate text need it
   return w;
+}
+}  // namespace
+
+WgxModel load_wgx(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  return from_file(format::open_wgx(file), file);
+}
+
+WgxModel load_wgx_head(std::span<const uint8_t> head, const std::string& name) {
+  try {
+    return from_file(format::parse_wgx_head(head), name);
+  } catch (const format::FormatError& e) {
+    throw format::FormatError(e.site(), e.detail(), name);
+  }
 }
 
 }  // namespace wgx::models

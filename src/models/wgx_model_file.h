@@ -39,6 +39,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <optional>
 #include <string>
 
@@ -74,5 +75,9 @@ void write_model_wgx(const std::filesystem::path& path, const BuiltModel& model,
 // Maps `path` and rebuilds the model. Throws format::FormatError for a damaged file and
 // ModelError naming the file and the metadata key for a missing or bad key.
 WgxModel load_wgx(const std::filesystem::path& path);
+// The same from a file's header and graph section alone (format::parse_wgx_head), for a file that
+// arrives as a stream: model.weights is empty, the weights come later. `name` names the file in
+// messages.
+WgxModel load_wgx_head(std::span<const uint8_t> head, const std::string& name);
 
 }  // namespace wgx::models

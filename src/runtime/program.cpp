@@ -52,7 +52,18 @@ RuntimeOptions checked(RuntimeOptions options) {
 Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& weights,
                  RuntimeOptions options, const KernelRegistry& kernels)
     : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
+  build(&weights);
+}
+
+Program::Program(gpu::Context& gpu, Graph graph_in, LaterWeights, RuntimeOptions options,
+                 const KernelRegistry& kernels)
+    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
+  build(nullptr);
+}
+
+void Program::build(const graph::WeightStore* weights) {
   Impl& m = *impl_;
+  gpu::Context& gpu = m.gpu;
   const Graph& g = m.graph;
   graph::validate(g);
   m.recorded_params = option_on(m.options, "recorded_params");
@@ -105,8 +116,13 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
   for (size_t c = 0; c < g.constants.size(); ++c) {
     const graph::Constant& k = g.constants[c];
     const TensorRef& r = m.refs[k.value];
-    std::vector<uint8_t> bytes = to_storage(g.type(k.value).dtype, weights.bytes(k.data), r.storage, k.name);
-    m.buffers.push_back(std::make_unique<gpu::Buffer>(gpu, bytes.data(), bytes.size(), k.name));
+    if (weights) {
+      std::vector<uint8_t> bytes = to_storage(g.type(k.value).dtype, weights->bytes(k.data), r.storage, k.name);
+      m.buffers.push_back(std::make_unique<gpu::Buffer>(gpu, bytes.data(), bytes.size(), k.name));
+    } else {
+      m.buffers.push_back(std::make_unique<gpu::Buffer>(gpu, capacity[k.value], gpu::BufferKind::Storage, k.name));
+      m.later.push_back({k.data.bytes, 0, storage_is_copy(g.type(k.value).dtype, r.storage), {}});
+    }
     m.constant_buffers[c] = m.buffers.back().get();
     memory_.constants += m.buffers.back()->allocated();
   }
@@ -225,6 +241,42 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
   }
   memory_.scratch = m.scratch.bytes() + m.handoff.bytes();
   reset_state();
+}
+
+void Program::write_constant(size_t index, uint64_t offset, std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
+  if (index >= m.later.size()) {
+    throw std::invalid_argument(m.later.empty() ? "write_constant: this program was built with its weights"
+                                                : "write_constant: no constant " + std::to_string(index));
+  }
+  Impl::LaterConstant& c = m.later[index];
+  const graph::Constant& k = m.graph.constants[index];
+  if (offset > c.size || bytes.size() > c.size - offset) {
+    throw std::invalid_argument(k.name + ": bytes [" + std::to_string(offset) + ", +" + std::to_string(bytes.size()) +
+                                ") outside its " + std::to_string(c.size) + " bytes");
+  }
+  if (bytes.empty()) return;
+  c.written += bytes.size();
+  if (c.copy) {
+    gpu::upload(m.gpu, *m.constant_buffers[index], offset, bytes.data(), bytes.size());
+    return;
+  }
+  if (c.held.empty()) c.held.resize(c.size);
+  std::copy(bytes.begin(), bytes.end(), c.held.begin() + static_cast<std::ptrdiff_t>(offset));
+  if (c.written < c.size) return;
+  const std::vector<uint8_t> stored = to_storage(m.graph.type(k.value).dtype, c.held, m.refs[k.value].storage, k.name);
+  gpu::upload(m.gpu, *m.constant_buffers[index], 0, stored.data(), stored.size());
+  std::vector<uint8_t>().swap(c.held);
+}
+
+void Program::check_constants_written() const {
+  const Impl& m = *impl_;
+  for (size_t i = 0; i < m.later.size(); ++i) {
+    if (m.later[i].written != m.later[i].size) {
+      throw graph::GraphError(m.graph.constants[i].name + ": " + std::to_string(m.later[i].written) + " of its " +
+                              std::to_string(m.later[i].size) + " bytes were written");
+    }
+  }
 }
 
 Program::~Program() {

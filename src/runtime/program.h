@@ -105,9 +105,22 @@ class Program {
  public:
   Program(gpu::Context& gpu, graph::Graph graph, const graph::WeightStore& weights,
           RuntimeOptions options = {}, const KernelRegistry& kernels = KernelRegistry::global());
+  // Weights that arrive after the build (a .wgx file streamed from the network): the constants'
+  // buffers are made empty, and write_constant() fills them before the first execute().
+  struct LaterWeights {};
+  Program(gpu::Context& gpu, graph::Graph graph, LaterWeights, RuntimeOptions options = {},
+          const KernelRegistry& kernels = KernelRegistry::global());
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
+
+  // LaterWeights: bytes [offset, offset + size) of constant `index`'s data (its dtype's natural
+  // layout, as graph::WeightStore holds it). Bytes that need no conversion go to the GPU at once
+  // (offset and size multiples of 4, except a last piece); others are held until the constant is
+  // whole, then converted and uploaded. Throws std::invalid_argument for a range outside the data.
+  void write_constant(size_t index, uint64_t offset, std::span<const uint8_t> bytes);
+  // Throws graph::GraphError naming the first constant that was not written whole.
+  void check_constants_written() const;
 
   // Sets a SymInt for the next execution (checked against its range).
   void set_sym(std::string_view name, int64_t value);
@@ -236,6 +249,7 @@ class Program {
 
  private:
   friend class NodeContext;
+  void build(const graph::WeightStore* weights);  // null: LaterWeights
   void run(int repeats, int steps, const std::function<void(int)>& before_step);
   // Resizes the nodes of the shape class whose SymInts changed since their last resize.
   void resize_stale(bool small);

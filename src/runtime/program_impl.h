@@ -109,6 +109,14 @@ struct Program::Impl {
   bool shapes_dirty = true;                    // such a sym changed since the last update_shapes()
   std::vector<std::unique_ptr<gpu::Buffer>> buffers;  // everything the program owns
   std::vector<const gpu::Buffer*> constant_buffers;   // per graph constant
+  // LaterWeights: per constant, the bytes written so far, and the data held for a conversion.
+  struct LaterConstant {
+    uint64_t size = 0;       // bytes of the constant's data
+    uint64_t written = 0;
+    bool copy = false;       // storage bytes == data bytes: uploaded as they come
+    std::vector<uint8_t> held;
+  };
+  std::vector<LaterConstant> later;
   // An exec and what its last resize saw: it is resized again only when a SymInt it can see
   // (through its node's shapes and Sym inputs) has changed since.
   struct Resized {

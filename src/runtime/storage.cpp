@@ -52,6 +52,17 @@ uint64_t storage_bytes(Storage s, uint64_t numel) {
   return (numel + per - 1) / per * 4;
 }
 
+bool storage_is_copy(DType src, Storage dst) {
+  switch (dst) {
+    case Storage::Q4: return true;
+    case Storage::F16Packed:
+    case Storage::F16Native: return src == DType::f16;
+    case Storage::F32: return src == DType::f32;
+    case Storage::I32: return src == DType::i32;
+    default: return false;
+  }
+}
+
 std::vector<uint8_t> to_storage(DType src, std::span<const uint8_t> bytes, Storage dst,
                                 const std::string& what) {
   if (dst == Storage::Q4) {

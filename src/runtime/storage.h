@@ -37,6 +37,9 @@ uint32_t elements_per_word(Storage s);
 // naming `what` when an i64 does not fit in i32 or a bool is not 0/1.
 std::vector<uint8_t> to_storage(graph::DType src, std::span<const uint8_t> bytes, Storage dst,
                                 const std::string& what);
+// Whether to_storage() only copies (and pads to whole words): data of this dtype then reaches its
+// storage in any pieces, without being held whole first.
+bool storage_is_copy(graph::DType src, Storage dst);
 // Storage bytes back into f32 values (f32, f16, bf16-as-f32) for reading outputs.
 std::vector<float> storage_to_f32(Storage s, std::span<const uint8_t> bytes, uint64_t numel);
 // Host f32 values into a float storage (F32 or F16*).

@@ -329,6 +329,92 @@ TEST(Errors, ConvertedFilesRefuseOtherSettings) {
   std::filesystem::remove(file);
 }
 
+// ---- Streamed .wgx files ------------------------------------------------------------------------
+
+// The demo model converted once, as bytes.
+const std::vector<char>& demo_wgx_bytes() {
+  static const std::vector<char> bytes = [] {
+    const std::filesystem::path file = std::filesystem::temp_directory_path() / "wgx_api_stream.wgx";
+    wgx::convert(WGX_DEMO_MODEL, file.string());
+    std::ifstream in(file, std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(file);
+    return b;
+  }();
+  return bytes;
+}
+
+// Streams `bytes` in pieces whose sizes cycle through `pieces` (none a multiple of 4 apart from
+// the big one, so words of weights straddle the pieces).
+wgx::Model stream_model(const std::vector<char>& bytes, std::vector<size_t> pieces) {
+  wgx::ModelStream stream(engine(), {}, "demo stream");
+  size_t at = 0;
+  for (size_t i = 0; at < bytes.size(); ++i) {
+    const size_t n = std::min(pieces[i % pieces.size()], bytes.size() - at);
+    stream.write(bytes.data() + at, n);
+    at += n;
+  }
+  EXPECT_EQ(stream.size(), bytes.size());
+  return stream.finish();
+}
+
+TEST(ModelStream, PiecesOfAnySizeGiveTheModelOfTheFile) {
+  const wgx::Model streamed = stream_model(demo_wgx_bytes(), {1, 3, 63, 70001, 5, 4093, 2});
+  const wgx::Model whole = stream_model(demo_wgx_bytes(), {demo_wgx_bytes().size()});
+  EXPECT_EQ(streamed.info().memory.total, demo_q4().info().memory.total);
+  wgx::Session a = streamed.session();
+  wgx::Session b = demo_q4().session();
+  wgx::Session c = whole.session();
+  const std::vector<int32_t> expected = b.generate("Love is", greedy(16)).tokens;
+  EXPECT_EQ(a.generate("Love is", greedy(16)).tokens, expected);
+  EXPECT_EQ(c.generate("Love is", greedy(16)).tokens, expected);
+}
+
+// The negative control: changed bytes in the weights must change what the model says, or the
+// comparison above could not see weights put in the wrong place.
+TEST(ModelStream, ChangedWeightBytesChangeTheOutput) {
+  std::vector<char> bytes = demo_wgx_bytes();
+  // The last tensor ends at the end of the file: zeros for some of its values (finite, unlike
+  // flipped bits that may make an infinity).
+  std::fill(bytes.end() - 64, bytes.end(), char{0});
+  const wgx::Model damaged = stream_model(bytes, {4096});
+  wgx::Session a = damaged.session();
+  wgx::Session b = demo_q4().session();
+  EXPECT_NE(a.generate("Love is", greedy(16)).tokens, b.generate("Love is", greedy(16)).tokens);
+}
+
+TEST(ModelStream, CutShortTooLongAndDamagedStreamsAreRefused) {
+  const std::vector<char>& bytes = demo_wgx_bytes();
+  {
+    wgx::ModelStream s(engine());
+    s.write(bytes.data(), bytes.size() - 100);
+    EXPECT_EQ(kind_of([&] { s.finish(); }), wgx::ErrorKind::InvalidModel);
+  }
+  {
+    wgx::ModelStream s(engine());
+    s.write(bytes.data(), bytes.size());
+    const char extra = 0;
+    EXPECT_EQ(kind_of([&] { s.write(&extra, 1); }), wgx::ErrorKind::InvalidModel);
+    EXPECT_EQ(kind_of([&] { s.finish(); }), wgx::ErrorKind::BadArgument);  // failed before
+  }
+  {
+    std::vector<char> bad = bytes;
+    bad[0] = 'X';  // the magic
+    wgx::ModelStream s(engine());
+    try {
+      s.write(bad.data(), 64);
+      ADD_FAILURE() << "a bad magic was accepted";
+    } catch (const wgx::Error& e) {
+      EXPECT_EQ(e.kind(), wgx::ErrorKind::InvalidModel);
+      EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
+    }
+  }
+  {
+    wgx::ModelStream s(engine());
+    EXPECT_EQ(kind_of([&] { s.finish(); }), wgx::ErrorKind::InvalidModel);  // nothing arrived
+  }
+}
+
 // ---- Model information, the tokenizer, progress ----------------------------------------------
 
 TEST(Model, InfoAndProgress) {

@@ -355,6 +355,12 @@ mergeInto(LibraryManager.library, {
     }
     var limitsPtr = WGX.u32(desc + L['WGPUDeviceDescriptor.requiredLimits']);
     var requiredLimits = limitsPtr ? WGX.limitsIn(limitsPtr, adapter.limits) : undefined;
+    // A caller may ask for less than the adapter offers, as a smaller GPU would (wgx.js's
+    // maxStorageBufferBindingSize): every size check above then sees that limit.
+    var cap = Module['maxStorageBufferBindingSize'];
+    if (cap && requiredLimits && requiredLimits.maxStorageBufferBindingSize > cap) {
+      requiredLimits.maxStorageBufferBindingSize = cap;
+    }
     var lost = WGX.callbackInfo(desc + L['WGPUDeviceDescriptor.deviceLostCallbackInfo']);
     var uncapturedAt = desc + L['WGPUDeviceDescriptor.uncapturedErrorCallbackInfo'];
     var uncaptured = {
