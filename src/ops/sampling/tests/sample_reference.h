@@ -83,7 +83,7 @@ inline Draw reference_draw(std::span<const float> logits, const Words& w, uint32
   for (size_t first = 0; first < logits.size(); first += kChunk) {
     std::vector<Cand> c;
     std::vector<float> v;
-    for (size_t i = first; i < std::min(logits.size(), first + kChunk); ++i) {
+    for (size_t i = first; i < std::min<size_t>(logits.size(), first + kChunk); ++i) {
       const float s = logits[i] * inv_t;
       if (!std::isfinite(s)) continue;
       c.push_back({s, static_cast<int32_t>(i)});
