@@ -38,6 +38,8 @@ export interface LoadOptions {
   runtimeOptions?: string;
   /** Where wgx.wasm is (default: beside wgx.js). */
   wasmUrl?: string | URL;
+  /** Aborts the load (between pieces of the download): load() then rejects. */
+  signal?: AbortSignal;
   /** Where the engine's own messages go (default console.warn). */
   log?: (line: string) => void;
 }

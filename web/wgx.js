@@ -71,16 +71,21 @@ async function instantiate(options) {
   const gpu = gpuOf(options);
   const module = await compileCore(options);
   const log = options.log || ((text) => console.warn(text));
-  return createWgxCore({
+  let fail;
+  const failed = new Promise((resolve, reject) => { fail = reject; });
+  const core = createWgxCore({
     gpu,
     maxStorageBufferBindingSize: options.maxStorageBufferBindingSize,
     print: log,
     printErr: log,
     instantiateWasm(imports, done) {
-      WebAssembly.instantiate(module, imports).then((instance) => done(instance, module));
+      WebAssembly.instantiate(module, imports).then((instance) => done(instance, module), (e) => {
+        fail(new WgxError('internal', `wgx.wasm could not be instantiated (wgx.mjs and wgx.wasm from different builds?): ${e.message}`));
+      });
       return {};
     },
   });
+  return Promise.race([core, failed]);
 }
 
 // ---- Small helpers over one core instance -------------------------------------------------------
@@ -180,6 +185,10 @@ export async function load(source, options = {}) {
       let staging = 0;
       let stagingSize = 0;
       for (;;) {
+        if (options.signal?.aborted) {
+          reader.cancel().catch(() => {});
+          throw new WgxError('bad argument', `${name}: the load was aborted`);
+        }
         const {done, value} = await reader.read();
         if (done) break;
         if (value.byteLength > stagingSize) {

@@ -160,9 +160,9 @@ function showStats(last) {
     ui.stats.textContent = '';
     return;
   }
-  ui.stats.textContent = `${last.generatedTokens} tokens at ${formatRate(last.decodeTokensPerSecond)}` +
+  ui.stats.textContent = `generated ${last.generatedTokens} tokens at ${formatRate(last.decodeTokensPerSecond)}` +
     ` · prompt ${last.promptTokens} tokens at ${formatRate(last.prefillTokensPerSecond)}` +
-    ` · ${last.stopReason}`;
+    ` · stop: ${last.stopReason}`;
 }
 
 // ---- Loading -------------------------------------------------------------------------------------
@@ -336,6 +336,15 @@ async function checkWebGpu() {
 }
 
 function wire() {
+  // An error nothing caught while the page waits on the engine would otherwise leave it waiting.
+  const unexpected = (error) => {
+    if (['loading', 'generating', 'starting'].includes(document.body.dataset.state)) {
+      ui.progressBox.hidden = true;
+      fail('internal', `Something went wrong inside the page: ${reason(error)}. The browser's console may say more.`);
+    }
+  };
+  window.addEventListener('error', (event) => unexpected(event.error || event.message));
+  window.addEventListener('unhandledrejection', (event) => unexpected(event.reason));
   ui.loadForm.addEventListener('submit', (event) => {
     event.preventDefault();
     loadModel(chosenSource());

@@ -66,16 +66,16 @@ async function runPage(context, url, {withoutWebGpu = false} = {}) {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   if (withoutWebGpu) {
-    await page.addInitScript(() => {
-      delete Navigator.prototype.gpu;
-      delete navigator.gpu;
-    });
+    await page.addInitScript(() => { delete Navigator.prototype.gpu; });
   }
   const started = performance.now();
   await page.goto(url);
   let timedOut = false;
-  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null,
+  const finished = page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null,
     {timeout: TIMEOUT_MS, polling: 100}).catch(() => { timedOut = true; });
+  // A page error may leave the page waiting for ever: give it a moment to say so, then stop.
+  const broken = new Promise((done) => page.once('pageerror', () => setTimeout(done, 3000)));
+  await Promise.race([finished, broken]);
   const seen = await page.evaluate(() => ({
     state: document.body.dataset.state,
     output: document.getElementById('output')?.textContent ?? null,
@@ -157,7 +157,8 @@ async function main() {
     check(warm.seen.state === 'done' && warm.seen.output === cold.seen.output,
       'a second visit generates the same text', describe(warm.seen));
     await warm.page.close();
-    console.log(`first-load cold ${cold.seen.loadSeconds.toFixed(2)} s, cached ${warm.seen.loadSeconds.toFixed(2)} s` +
+    const seconds = (s) => (Number.isFinite(s) ? s.toFixed(2) : 'n/a');
+    console.log(`first-load cold ${seconds(cold.seen.loadSeconds)} s, cached ${seconds(warm.seen.loadSeconds)} s` +
       ` (the model from ${warm.seen.loadSource || '?'} the second time)`);
 
     // A browser without WebGPU: a clear message, Load off, nothing thrown.

@@ -295,7 +295,8 @@ mergeInto(LibraryManager.library, {
     var info = adapter.info || {};
     WGX.setStr(out + L['WGPUAdapterInfo.vendor'], info.vendor);
     WGX.setStr(out + L['WGPUAdapterInfo.architecture'], info.architecture);
-    WGX.setStr(out + L['WGPUAdapterInfo.device'], info.device);
+    // Browsers may leave the device name empty (privacy): the vendor and architecture then name it.
+    WGX.setStr(out + L['WGPUAdapterInfo.device'], info.device || [info.vendor, info.architecture].filter(Boolean).join(' '));
     WGX.setStr(out + L['WGPUAdapterInfo.description'], info.description);
     var text = [info.vendor, info.device, info.description].join(' ').toLowerCase();
     var cpu = info.isFallbackAdapter || adapter.isFallbackAdapter || text.indexOf('swiftshader') >= 0;
