@@ -28,22 +28,7 @@ die() { echo "fuzz: error: $*" >&2; exit 1; }
 # ---- Debian packages: clang with libFuzzer, and what the parsers build with ------------------
 # llvm-14 for llvm-symbolizer: sanitizer reports then name functions, files and lines.
 packages=(clang-14 libclang-rt-14-dev llvm-14 cmake ninja-build nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  say "installing Debian packages: ${missing[*]}"
-  sudo=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to install: ${missing[*]}"
-    sudo=(sudo)
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq >&2 || die "apt-get update failed"
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || die "apt-get install failed for: ${missing[*]}"
-fi
+"$root/scripts/install-packages.sh" fuzz "${packages[@]}"
 
 # ---- Build -----------------------------------------------------------------------------------
 build=$root/build/fuzz

@@ -18,22 +18,7 @@ die() { echo "setup-web: error: $*" >&2; exit 1; }
 packages=(emscripten chromium dpkg-dev cmake ninja-build python3 ca-certificates)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  say "installing Debian packages: ${missing[*]}"
-  sudo=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to install: ${missing[*]}"
-    sudo=(sudo)
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq >&2 || die "apt-get update failed"
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || die "apt-get install failed for: ${missing[*]}"
-fi
+"$here/install-packages.sh" setup-web "${packages[@]}"
 got=$(emcc --version 2>/dev/null | head -1 | sed -n 's/.* \([0-9][0-9.]*\) .*/\1/p')
 [ "$got" = "$EMSCRIPTEN_VERSION" ] || die "emcc is version '$got'; the web build is pinned to emscripten $EMSCRIPTEN_VERSION (Debian bookworm's)"
 

@@ -24,22 +24,7 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 packages=(cmake ninja-build g++ libgtest-dev libvulkan1 libvulkan-dev chromium-common python3 ca-certificates binutils nlohmann-json3-dev libpcre2-dev libutf8proc-dev
   python3-dev pybind11-dev python3-pybind11 python3-pytest pkg-config)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  say "installing Debian packages: ${missing[*]}"
-  sudo=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to install: ${missing[*]}"
-    sudo=(sudo)
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq >&2 || die "apt-get update failed"
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || die "apt-get install failed for: ${missing[*]}"
-fi
+"$here/install-packages.sh" setup "${packages[@]}"
 
 # ---- Reference tokenizers (test data: real Qwen3 and Llama 3.1 tokenizer.json files) ---------
 "$here/fetch_tokenizers.sh" >/dev/null || die "fetching the reference tokenizers failed (see above)"
