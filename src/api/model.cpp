@@ -309,7 +309,7 @@ struct ModelStream::Impl {
   // Up to 3 bytes held back so that every piece starts on a 4-byte boundary of the file (queue
   // writes take whole words; each constant starts on a 256-byte boundary).
   std::vector<uint8_t> carry;
-  bool failed = false;
+  bool ended = false;  // finished, or failed: nothing more can be written
 
   void build_from_head() {
     read_seconds = since(start);
@@ -336,13 +336,8 @@ struct ModelStream::Impl {
     report(asked, start, "weights");
   }
 
-  // Bytes at file offset `at`, which is a multiple of 4 (or the file's last bytes).
+  // Bytes of the weight section at file offset `at`, a multiple of 4 (or the file's last bytes).
   void place(uint64_t at, std::span<const uint8_t> bytes) {
-    if (at + bytes.size() <= layout->weights_offset) return;  // the padding before the weights
-    if (at < layout->weights_offset) {
-      bytes = bytes.subspan(layout->weights_offset - at);
-      at = layout->weights_offset;
-    }
     const uint64_t begin = at - layout->weights_offset, end = begin + bytes.size();
     while (next_range < ranges.size() && ranges[next_range].end <= begin) ++next_range;
     for (size_t r = next_range; r < ranges.size() && ranges[r].begin < end; ++r) {
@@ -425,11 +420,11 @@ uint64_t ModelStream::received() const { return impl_->received; }
 
 void ModelStream::write(const void* data, size_t size) {
   Impl& s = *impl_;
-  if (s.failed) throw Error(ErrorKind::BadArgument, s.name + ": the stream failed before; start a new one");
+  if (s.ended) throw Error(ErrorKind::BadArgument, s.name + ": the stream has ended (finished or failed); start a new one");
   try {
     translated(ErrorKind::InvalidModel, [&] { s.write({static_cast<const uint8_t*>(data), size}); });
   } catch (...) {
-    s.failed = true;
+    s.ended = true;
     s.model.reset();
     throw;
   }
@@ -437,7 +432,7 @@ void ModelStream::write(const void* data, size_t size) {
 
 Model ModelStream::finish() {
   Impl& s = *impl_;
-  if (s.failed) throw Error(ErrorKind::BadArgument, s.name + ": the stream failed before; start a new one");
+  if (s.ended) throw Error(ErrorKind::BadArgument, s.name + ": the stream has ended (finished or failed); start a new one");
   return translated(ErrorKind::InvalidModel, [&] {
     if (!s.layout || s.received < s.layout->file_size) {
       throw Error(ErrorKind::InvalidModel,
@@ -450,7 +445,7 @@ Model ModelStream::finish() {
     s.model->program->check_constants_written();
     s.model->info.load_seconds = since(s.start);
     report(s.asked, s.start, "done");
-    s.failed = true;  // finished: the stream has nothing more to give
+    s.ended = true;  // ended: the model is handed over
     return Model(std::move(s.model));
   });
 }

@@ -91,6 +91,14 @@ mergeInto(LibraryManager.library, {
         userdata2: WGX.u32(p + L['WGPUBufferMapCallbackInfo.userdata2']),
       };
     },
+    // Calls a future's C callback: `leading` arguments, then `message` as a temporary
+    // WGPUStringView, then its userdata.
+    reply: function(info, leading, message) {
+      WGX.withStr(message, function(view) {
+        WGX.call.apply(null, [info.callback].concat(leading, [view, info.userdata1, info.userdata2]));
+      });
+    },
+    text: function(e) { return String(e && e.message || e); },
     call: function(fnPtr) {
       var args = Array.prototype.slice.call(arguments, 1);
       return getWasmTableEntry(fnPtr).apply(null, args);
@@ -128,28 +136,18 @@ mergeInto(LibraryManager.library, {
     // Device-level events (uncaptured errors, loss), delivered when the instance is polled.
     deviceEvents: function() {
       WGX.devices.forEach(function(d, h) {
+        // Both callbacks take a pointer to the device's handle first.
+        var handle = _malloc(4);
+        WGX.setU32(handle, h);
         while (d.errors.length) {
           var e = d.errors.shift();
-          if (!d.uncaptured.callback) continue;
-          var handle = _malloc(4);
-          WGX.setU32(handle, h);
-          WGX.withStr(e.message, function(view) {
-            WGX.call(d.uncaptured.callback, handle, e.type, view, d.uncaptured.userdata1, d.uncaptured.userdata2);
-          });
-          _free(handle);
+          if (d.uncaptured.callback) WGX.reply(d.uncaptured, [handle, e.type], e.message);
         }
         if (d.lostInfo && !d.lostDelivered) {
           d.lostDelivered = true;
-          if (d.lostCallback.callback) {
-            var handle2 = _malloc(4);
-            WGX.setU32(handle2, h);
-            WGX.withStr(d.lostInfo.message, function(view) {
-              WGX.call(d.lostCallback.callback, handle2, d.lostInfo.reason, view, d.lostCallback.userdata1,
-                       d.lostCallback.userdata2);
-            });
-            _free(handle2);
-          }
+          if (d.lostCallback.callback) WGX.reply(d.lostCallback, [handle, d.lostInfo.reason], d.lostInfo.message);
         }
+        _free(handle);
       });
     },
     errorType: function(error) {
@@ -237,15 +235,11 @@ mergeInto(LibraryManager.library, {
     var promise = WGX.gpu.requestAdapter(opts).then(function(adapter) {
       return function() {
         var h = adapter ? WGX.add(adapter) : 0;
-        WGX.withStr(adapter ? '' : 'no WebGPU adapter', function(view) {
-          WGX.call(info.callback, adapter ? 1 : 3, h, view, info.userdata1, info.userdata2);
-        });
+        WGX.reply(info, [adapter ? 1 : 3, h], adapter ? '' : 'no WebGPU adapter');
       };
     }, function(e) {
       return function() {
-        WGX.withStr(String(e && e.message || e), function(view) {
-          WGX.call(info.callback, 4, 0, view, info.userdata1, info.userdata2);
-        });
+        WGX.reply(info, [4, 0], WGX.text(e));
       };
     });
     return WGX.future(info, promise);
@@ -385,13 +379,11 @@ mergeInto(LibraryManager.library, {
         device.lost.then(function(l) {
           d.lostInfo = {reason: l.reason === 'destroyed' ? 2 : 1, message: l.message || ''};
         });
-        WGX.withStr('', function(view) { WGX.call(info.callback, 1, dh, view, info.userdata1, info.userdata2); });
+        WGX.reply(info, [1, dh], '');
       };
     }, function(e) {
       return function() {
-        WGX.withStr(String(e && e.message || e), function(view) {
-          WGX.call(info.callback, 3, 0, view, info.userdata1, info.userdata2);
-        });
+        WGX.reply(info, [3, 0], WGX.text(e));
       };
     });
     return WGX.future(info, promise);
@@ -587,13 +579,11 @@ mergeInto(LibraryManager.library, {
       return function() {
         var type = scope.synthetic ? scope.synthetic.type : WGX.errorType(error);
         var message = scope.synthetic ? scope.synthetic.message : error ? error.message : '';
-        WGX.withStr(message, function(view) { WGX.call(info.callback, 1, type, view, info.userdata1, info.userdata2); });
+        WGX.reply(info, [1, type], message);
       };
     }, function(e) {
       return function() {
-        WGX.withStr(String(e && e.message || e), function(view) {
-          WGX.call(info.callback, 3, 5, view, info.userdata1, info.userdata2);
-        });
+        WGX.reply(info, [3, 5], WGX.text(e));
       };
     });
     return WGX.future(info, promise);
@@ -613,13 +603,11 @@ mergeInto(LibraryManager.library, {
     var b = WGX.get(h).buffer;
     var bytes = (size >>> 0) === 0xFFFFFFFF ? undefined : size >>> 0;
     var promise = b.mapAsync(Number(mode), offset >>> 0, bytes).then(function() {
-      return function() { WGX.withStr('', function(view) { WGX.call(info.callback, 1, view, info.userdata1, info.userdata2); }); };
+      return function() { WGX.reply(info, [1], ''); };
     }, function(e) {
       return function() {
         var status = e && e.name === 'AbortError' ? 4 : 3;
-        WGX.withStr(String(e && e.message || e), function(view) {
-          WGX.call(info.callback, status, view, info.userdata1, info.userdata2);
-        });
+        WGX.reply(info, [status], WGX.text(e));
       };
     });
     return WGX.future(info, promise);
@@ -743,10 +731,10 @@ mergeInto(LibraryManager.library, {
   wgpuQueueOnSubmittedWorkDone: function(h, callbackInfo) {
     var info = WGX.callbackInfo(callbackInfo);
     var promise = WGX.get(h).onSubmittedWorkDone().then(function() {
-      return function() { WGX.withStr('', function(view) { WGX.call(info.callback, 1, view, info.userdata1, info.userdata2); }); };
+      return function() { WGX.reply(info, [1], ''); };
     }, function(e) {
       return function() {
-        WGX.withStr(String(e && e.message || e), function(view) { WGX.call(info.callback, 3, view, info.userdata1, info.userdata2); });
+        WGX.reply(info, [3], WGX.text(e));
       };
     });
     return WGX.future(info, promise);
