@@ -175,7 +175,8 @@ constexpr ShaderVariant kVariants[] = {
     {"fill", "one.u32", kWgsl4, kParams4},
     {"fill", "zero.f32", kWgsl5, kParams5},
 };
-static_assert(std::ranges::is_sorted(kVariants, {}, &ShaderVariant::variant),
+constexpr bool by_name(const ShaderVariant& a, const ShaderVariant& b) { return a.variant < b.variant; }
+static_assert(std::is_sorted(std::begin(kVariants), std::end(kVariants), by_name),
               "find_demo() searches kVariants by name");
 
 }  // namespace
@@ -183,8 +184,9 @@ static_assert(std::ranges::is_sorted(kVariants, {}, &ShaderVariant::variant),
 std::span<const ShaderVariant> demo_variants() { return kVariants; }
 
 const ShaderVariant* find_demo(std::string_view variant) {
-  const auto* it = std::ranges::lower_bound(kVariants, variant, {}, &ShaderVariant::variant);
-  return it != std::ranges::end(kVariants) && it->variant == variant ? it : nullptr;
+  const auto* it = std::lower_bound(std::begin(kVariants), std::end(kVariants), variant,
+                                    [](const ShaderVariant& v, std::string_view name) { return v.variant < name; });
+  return it != std::end(kVariants) && it->variant == variant ? it : nullptr;
 }
 
 }  // namespace wgx::shaders
