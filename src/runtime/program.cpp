@@ -49,12 +49,21 @@ RuntimeOptions checked(RuntimeOptions options) {
 }
 }  // namespace
 
-Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& weights,
+Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& given_weights,
                  RuntimeOptions options, const KernelRegistry& kernels)
     : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
   Impl& m = *impl_;
   const Graph& g = m.graph;
   graph::validate(g);
+  // Weights over one binding's limit are read in row chunks (split_constants.h); most devices
+  // and models have none, and then the graph and its weights stay as given.
+  splits_ = plan_splits(g, gpu.limits().max_storage_buffer_binding_size, gpu.features().shader_f16);
+  graph::WeightStore chunked;
+  if (!splits_.empty()) {
+    chunked = split_constants(m.graph, given_weights, splits_);
+    graph::validate(g);
+  }
+  const graph::WeightStore& weights = splits_.empty() ? given_weights : chunked;
   m.recorded_params = option_on(m.options, "recorded_params");
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
@@ -259,6 +268,7 @@ std::string Program::describe() const {
     if (!n.label.empty()) s << "  " << n.label;
     s << "\n";
   }
+  for (const ConstantSplit& split : splits_) s << "split  " << runtime::describe(split) << "\n";
   const auto mib = human_bytes;
   s << "memory: constants " << mib(memory_.constants) << ", state " << mib(memory_.state) << ", inputs "
     << mib(memory_.inputs) << ", intermediates " << mib(memory_.intermediates) << " (without reuse "
