@@ -42,6 +42,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_shared<Impl>()) {
     impl_->options = std::move(runtime_options);
     gpu::ContextOptions c;
     if (const char* l = std::getenv("WGX_LOG_PIPELINES")) c.log_pipelines = std::string_view(l) == "1";
+    c.max_storage_binding = gpu::max_storage_binding_from_env();
     try {
       c.adapter = gpu::parse_adapter_choice(options.adapter);
     } catch (const gpu::GpuError& e) {

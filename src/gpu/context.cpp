@@ -159,7 +159,19 @@ ContextOptions ContextOptions::from_env() {
   if (const char* a = std::getenv("WGX_ADAPTER"); a && *a) o.adapter = parse_adapter_choice(a);
   if (const char* t = std::getenv("WGX_TOGGLES")) o.add_toggles(t);
   if (const char* l = std::getenv("WGX_LOG_PIPELINES")) o.log_pipelines = std::string_view(l) == "1";
+  o.max_storage_binding = max_storage_binding_from_env();
   return o;
+}
+
+uint64_t max_storage_binding_from_env() {
+  const char* v = std::getenv("WGX_MAX_STORAGE_BINDING");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long long bytes = std::strtoull(v, &end, 10);
+  if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(*v))) {
+    throw setup_error("WGX_MAX_STORAGE_BINDING is '" + std::string(v) + "', not a number of bytes");
+  }
+  return bytes;
 }
 
 Context::Context(const ContextOptions& options) : options_(options) {
@@ -309,6 +321,10 @@ void Context::request_device() {
     raw_limits_.maxComputeWorkgroupStorageSize =
         std::min(raw_limits_.maxComputeWorkgroupStorageSize, options_.max_workgroup_storage);
   }
+  if (options_.max_storage_binding > 0) {
+    raw_limits_.maxStorageBufferBindingSize =
+        std::min(raw_limits_.maxStorageBufferBindingSize, options_.max_storage_binding);
+  }
 
   std::vector<WGPUFeatureName> wanted;
   auto want = [&](bool on, WGPUFeatureName f) {
@@ -376,6 +392,12 @@ void Context::request_device() {
     throw setup_error("wgpuDeviceGetLimits failed");
   }
   limits_ = to_limits(granted);
+  // WebGPU raises a limit asked for below its default (128 MiB here) to the default; the lower
+  // value is reported anyway, so that what is built on this context keeps under it.
+  if (options_.max_storage_binding > 0) {
+    limits_.max_storage_buffer_binding_size =
+        std::min(limits_.max_storage_buffer_binding_size, options_.max_storage_binding);
+  }
   dispatch_cap_ = limits_.max_compute_workgroups_per_dimension;
   features_.timestamp_query = wgpuDeviceHasFeature(result.device, WGPUFeatureName_TimestampQuery);
   features_.subgroups = wgpuDeviceHasFeature(result.device, WGPUFeatureName_Subgroups);

@@ -4,7 +4,7 @@
 // GPU if the Vulkan loader finds one and otherwise SwiftShader, and says so on stderr. Dawn's
 // Null backend is never chosen. Features are requested when the adapter has them
 // (timestamp-query, subgroups, shader-f16); limits requested are the adapter's maximums (less
-// workgroup memory where ContextOptions asks).
+// workgroup memory or a smaller storage binding where ContextOptions asks).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,10 @@ struct ContextOptions {
   // maximum (0: the maximum, which is asked for otherwise): the device then offers what a smaller
   // GPU would (WebGPU guarantees 16,384 bytes), so that tests reach the routes such GPUs take.
   uint32_t max_workgroup_storage = 0;
+  // Bytes one storage binding may span, where less than the adapter's maximum (0: the maximum):
+  // the device then offers what a browser or a smaller GPU would (WebGPU guarantees 128 MiB), so
+  // that tests reach the split of weights over several bindings.
+  uint64_t max_storage_binding = 0;
   // Report the adapter that `auto` picked on stderr.
   bool announce = true;
   // Name each compute pipeline on stderr as it is created ("wgx: pipeline <label>"), in the
@@ -57,9 +61,14 @@ struct ContextOptions {
   // Adds toggles from a comma-separated list: "name" enables, "-name" disables (the last word on
   // a toggle wins).
   void add_toggles(std::string_view csv);
-  // Defaults overridden by WGX_ADAPTER, WGX_TOGGLES and WGX_LOG_PIPELINES (1: on).
+  // Defaults overridden by WGX_ADAPTER, WGX_TOGGLES, WGX_LOG_PIPELINES (1: on) and
+  // WGX_MAX_STORAGE_BINDING.
   static ContextOptions from_env();
 };
+
+// WGX_MAX_STORAGE_BINDING (bytes, for ContextOptions::max_storage_binding), 0 where unset; a
+// Setup error where it is not a number.
+uint64_t max_storage_binding_from_env();
 
 struct Features {
   bool timestamp_query = false;

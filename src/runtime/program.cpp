@@ -66,6 +66,37 @@ void Program::build(const graph::WeightStore* weights) {
   gpu::Context& gpu = m.gpu;
   const Graph& g = m.graph;
   graph::validate(g);
+  // Weights over one binding's limit are read in row chunks (split_constants.h); most devices
+  // and models have none, and then the graph and its weights stay as given.
+  splits_ = plan_splits(g, gpu.limits().max_storage_buffer_binding_size, gpu.features().shader_f16);
+  graph::WeightStore chunked;
+  if (!weights) {
+    // Where each constant's later bytes go: to itself, or in pieces to its chunks.
+    for (const graph::Constant& k : g.constants) m.later_sources.push_back({k.name, k.data.bytes, {}});
+    for (size_t c = 0; c < g.constants.size(); ++c) {
+      m.later_sources[c].pieces.push_back({static_cast<uint32_t>(c), {0, 0, g.constants[c].data.bytes}});
+    }
+    auto next = static_cast<uint32_t>(g.constants.size());
+    for (const ConstantSplit& split : splits_) {
+      std::vector<Impl::LaterPiece>& pieces = m.later_sources[split.constant].pieces;
+      pieces.clear();
+      int64_t first = 0;
+      for (size_t c = 0; c < split.rows.size(); ++c) {
+        const uint32_t target = c == 0 ? split.constant : next++;
+        for (const ChunkPiece& p : chunk_pieces(split.type, first, split.rows[c])) pieces.push_back({target, p});
+        first += split.rows[c];
+      }
+    }
+  }
+  if (!splits_.empty()) {
+    if (weights) {
+      chunked = split_constants(m.graph, *weights, splits_);
+      weights = &chunked;
+    } else {
+      split_constants(m.graph, splits_);
+    }
+    graph::validate(g);
+  }
   m.recorded_params = option_on(m.options, "recorded_params");
   const bool f16 = gpu.features().shader_f16;
   const size_t nv = g.values.size();
@@ -125,6 +156,15 @@ void Program::build(const graph::WeightStore* weights) {
     }
     m.constant_buffers[c] = m.buffers.back().get();
     memory_.constants += m.buffers.back()->allocated();
+  }
+  // A chunk whose pieces do not start and end on 4 bytes (as uploads must) is held until whole.
+  for (const Impl::LaterSource& source : m.later_sources) {
+    for (const Impl::LaterPiece& p : source.pieces) {
+      const bool ends_chunk = p.piece.to + p.piece.size == m.later[p.constant].size;
+      if (p.piece.from % 4 != 0 || p.piece.to % 4 != 0 || (p.piece.size % 4 != 0 && !ends_chunk)) {
+        m.later[p.constant].copy = false;
+      }
+    }
   }
   std::vector<const gpu::Buffer*> root_buffer(nv, nullptr);
   for (size_t c = 0; c < g.constants.size(); ++c) root_buffer[g.constants[c].value] = m.constant_buffers[c];
@@ -245,17 +285,26 @@ void Program::build(const graph::WeightStore* weights) {
 
 void Program::write_constant(size_t index, uint64_t offset, std::span<const uint8_t> bytes) {
   Impl& m = *impl_;
-  if (index >= m.later.size()) {
+  if (index >= m.later_sources.size()) {
     throw std::invalid_argument(m.later.empty() ? "write_constant: this program was built with its weights"
                                                 : "write_constant: no constant " + std::to_string(index));
   }
+  const Impl::LaterSource& source = m.later_sources[index];
+  if (offset > source.size || bytes.size() > source.size - offset) {
+    throw std::invalid_argument(source.name + ": bytes [" + std::to_string(offset) + ", +" +
+                                std::to_string(bytes.size()) + ") outside its " + std::to_string(source.size) + " bytes");
+  }
+  const uint64_t end = offset + bytes.size();
+  for (const Impl::LaterPiece& p : source.pieces) {
+    const uint64_t lo = std::max(offset, p.piece.from), hi = std::min(end, p.piece.from + p.piece.size);
+    if (lo < hi) write_later(p.constant, p.piece.to + (lo - p.piece.from), bytes.subspan(lo - offset, hi - lo));
+  }
+}
+
+void Program::write_later(size_t index, uint64_t offset, std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
   Impl::LaterConstant& c = m.later[index];
   const graph::Constant& k = m.graph.constants[index];
-  if (offset > c.size || bytes.size() > c.size - offset) {
-    throw std::invalid_argument(k.name + ": bytes [" + std::to_string(offset) + ", +" + std::to_string(bytes.size()) +
-                                ") outside its " + std::to_string(c.size) + " bytes");
-  }
-  if (bytes.empty()) return;
   c.written += bytes.size();
   if (c.copy) {
     gpu::upload(m.gpu, *m.constant_buffers[index], offset, bytes.data(), bytes.size());
@@ -311,6 +360,7 @@ std::string Program::describe() const {
     if (!n.label.empty()) s << "  " << n.label;
     s << "\n";
   }
+  for (const ConstantSplit& split : splits_) s << "split  " << runtime::describe(split) << "\n";
   const auto mib = human_bytes;
   s << "memory: constants " << mib(memory_.constants) << ", state " << mib(memory_.state) << ", inputs "
     << mib(memory_.inputs) << ", intermediates " << mib(memory_.intermediates) << " (without reuse "

@@ -42,6 +42,7 @@
 #include "graph/graph.h"
 #include "graph/weights.h"
 #include "runtime/op_kernel.h"
+#include "runtime/split_constants.h"
 
 namespace wgx::runtime {
 
@@ -212,6 +213,9 @@ class Program {
   }
 
   const std::vector<RouteChoice>& routes() const { return routes_; }
+  // The weights split into row chunks to fit the device's storage bindings (split_constants.h);
+  // routes() lists the chunks' nodes.
+  const std::vector<ConstantSplit>& splits() const { return splits_; }
   const MemoryReport& memory() const { return memory_; }
   // GPU times of the last execute(): per dispatch with Timing::Dispatches (each in a pass of its
   // own), per pass with Timing::Passes (the step as it runs unprofiled, passes split only by
@@ -244,18 +248,21 @@ class Program {
   // Mutations whose value is copied into its buffer after the producing node; the others are
   // written into the buffer's own storage.
   size_t mutation_copies() const { return mutation_copies_; }
-  // One line per node: value, op, inputs, type, route; then the memory plan.
+  // One line per node: value, op, inputs, type, route; the split weights; then the memory plan.
   std::string describe() const;
 
  private:
   friend class NodeContext;
   void build(const graph::WeightStore* weights);  // null: LaterWeights
+  // write_constant()'s bytes for constant `index` of the graph as built (a chunk, or a whole).
+  void write_later(size_t index, uint64_t offset, std::span<const uint8_t> bytes);
   void run(int repeats, int steps, const std::function<void(int)>& before_step);
   // Resizes the nodes of the shape class whose SymInts changed since their last resize.
   void resize_stale(bool small);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<RouteChoice> routes_;
+  std::vector<ConstantSplit> splits_;
   MemoryReport memory_;
   std::vector<gpu::DispatchTiming> timings_;
   size_t dispatches_ = 0;

@@ -117,6 +117,18 @@ struct Program::Impl {
     std::vector<uint8_t> held;
   };
   std::vector<LaterConstant> later;
+  // LaterWeights: per constant of the graph as given, its bytes' destinations (itself, or the
+  // pieces of its row chunks where it was split).
+  struct LaterPiece {
+    uint32_t constant = 0;
+    ChunkPiece piece;
+  };
+  struct LaterSource {
+    std::string name;
+    uint64_t size = 0;
+    std::vector<LaterPiece> pieces;
+  };
+  std::vector<LaterSource> later_sources;
   // An exec and what its last resize saw: it is resized again only when a SymInt it can see
   // (through its node's shapes and Sym inputs) has changed since.
   struct Resized {

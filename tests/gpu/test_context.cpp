@@ -110,6 +110,32 @@ TEST(Context, LessWorkgroupMemoryIsWhatTheDeviceOffers) {
   EXPECT_EQ(ctx.limits().max_compute_workgroup_storage_size, 16384u);
 }
 
+TEST(Context, SmallerStorageBindingsAreWhatTheDeviceOffers) {
+  const uint64_t most = shared_context().limits().max_storage_buffer_binding_size;
+  // Above WebGPU's least (128 MiB), and far below it: the device reports what was asked for.
+  for (uint64_t bytes : {std::min<uint64_t>(most, uint64_t{192} << 20), uint64_t{1} << 20}) {
+    ContextOptions o = ContextOptions::from_env();
+    o.announce = false;
+    o.max_storage_binding = bytes;
+    Context ctx(o);
+    EXPECT_EQ(ctx.limits().max_storage_buffer_binding_size, bytes);
+  }
+  // More than the adapter has: its maximum.
+  ContextOptions o = ContextOptions::from_env();
+  o.announce = false;
+  o.max_storage_binding = most + 4;
+  EXPECT_EQ(Context(o).limits().max_storage_buffer_binding_size, most);
+}
+
+TEST(Context, StorageBindingFromTheEnvironmentIsANumber) {
+  setenv("WGX_MAX_STORAGE_BINDING", "134217728", 1);
+  EXPECT_EQ(max_storage_binding_from_env(), uint64_t{134217728});
+  setenv("WGX_MAX_STORAGE_BINDING", "128MiB", 1);
+  EXPECT_THROW(max_storage_binding_from_env(), GpuError);
+  unsetenv("WGX_MAX_STORAGE_BINDING");
+  EXPECT_EQ(max_storage_binding_from_env(), 0u);
+}
+
 TEST(Context, SwiftShaderChoiceFailsClearlyWithoutItsDriver) {
   const char* old = std::getenv("WGX_SWIFTSHADER_ICD");
   std::string saved = old ? old : "";

@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,18 +30,20 @@ inline gpu::Context& shared_context() {
 }
 
 // A device on shared_context()'s adapter that offers what a smaller GPU would: no subgroups
-// feature where `subgroups` is false, and `workgroup_storage` bytes of workgroup memory where
-// that is not 0 (WebGPU guarantees 16,384). The routes and kernels such GPUs take by default
-// are tested on it. One device per kind, kept for the process and never destroyed: SwiftShader
-// crashed in one of its threads when such a device was released at exit.
-inline gpu::Context& device_like(bool subgroups, uint32_t workgroup_storage = 0) {
-  static auto* devices = new std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Context>>;
-  std::unique_ptr<gpu::Context>& d = (*devices)[{subgroups, workgroup_storage}];
+// feature where `subgroups` is false, `workgroup_storage` bytes of workgroup memory where that is
+// not 0 (WebGPU guarantees 16,384), and `storage_binding` bytes a storage binding where that is
+// not 0 (a browser's 128 MiB, or less to keep a test small). The routes and kernels such GPUs
+// take by default are tested on it. One device per kind, kept for the process and never
+// destroyed: SwiftShader crashed in one of its threads when such a device was released at exit.
+inline gpu::Context& device_like(bool subgroups, uint32_t workgroup_storage = 0, uint64_t storage_binding = 0) {
+  static auto* devices = new std::map<std::tuple<bool, uint32_t, uint64_t>, std::unique_ptr<gpu::Context>>;
+  std::unique_ptr<gpu::Context>& d = (*devices)[{subgroups, workgroup_storage, storage_binding}];
   if (!d) {
     gpu::ContextOptions o = gpu::ContextOptions::from_env();
     o.announce = false;
     o.want_subgroups = subgroups;
     o.max_workgroup_storage = workgroup_storage;
+    o.max_storage_binding = storage_binding;
     d = std::make_unique<gpu::Context>(o);
   }
   return *d;
