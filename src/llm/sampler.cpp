@@ -180,9 +180,11 @@ std::vector<Candidate> candidates(const SamplingOptions& o, std::span<const floa
 
 void validate(const SamplingOptions& o) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (std::isnan(o.temperature)) fail("temperature is NaN");
+  if (!(o.temperature >= 0.0f && o.temperature <= 100.0f)) {
+    fail("temperature " + std::to_string(o.temperature) + " must be in [0, 100] (0: greedy)");
+  }
   if (o.top_k < 0) fail("top_k " + std::to_string(o.top_k) + " must be >= 0 (0 turns it off)");
-  if (!(o.top_p > 0.0f)) fail("top_p " + std::to_string(o.top_p) + " must be in (0, 1] (1 turns it off)");
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) fail("top_p " + std::to_string(o.top_p) + " must be in (0, 1] (1 turns it off)");
   if (!(o.min_p >= 0.0f && o.min_p <= 1.0f))
     fail("min_p " + std::to_string(o.min_p) + " must be in [0, 1] (0 turns it off)");
   if (!(o.repetition_penalty > 0.0f)) {

@@ -337,6 +337,17 @@ TEST(Sampler, RejectsOptionsOutOfRange) {
   bad([](SamplingOptions& o) { o.min_p = 1.5f; });
   bad([](SamplingOptions& o) { o.repetition_penalty = 0; });
   bad([](SamplingOptions& o) { o.temperature = std::nanf(""); });
+  bad([](SamplingOptions& o) { o.temperature = -0.5f; });
+  bad([](SamplingOptions& o) { o.temperature = 1e30f; });
+  bad([](SamplingOptions& o) { o.top_p = 1.5f; });
+  // Positive control: the edges of each range are taken.
+  for (float t : {0.0f, 100.0f}) {
+    SamplingOptions o;
+    o.temperature = t;
+    o.top_p = 1.0f;
+    o.min_p = 1.0f;
+    EXPECT_NO_THROW(Sampler{o});
+  }
 }
 
 TEST(Sampler, AllLogitsRemovedIsAnError) {
