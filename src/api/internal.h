@@ -84,6 +84,10 @@ struct Internals {
   static Model load_kept(const Engine& engine, const std::string& path, const LoadOptions& options);
   static Model synthetic_kept(const Engine& engine, const std::string& name, const LoadOptions& options,
                               uint64_t seed, bool shared_layers);
+  // wgx::convert for a synthetic model (random weights, seed `seed`), with the tokenizer of the
+  // folder `tokenizer_folder`: a .wgx file to benchmark where only files load (the web build).
+  static ModelInfo convert_synthetic(const std::string& name, const std::string& tokenizer_folder,
+                                     const std::string& output, const LoadOptions& options, uint64_t seed);
 };
 
 }  // namespace wgx

@@ -183,6 +183,16 @@ void describe_built(Model::Impl& m, const std::string& path, const models::LoadO
   info.kernels = m.program->kernels_compiled();
 }
 
+models::ModelConfig synthetic_config_or_error(const std::string& name) {
+  const std::optional<models::ModelConfig> config = models::synthetic_config(name);
+  if (!config) {
+    std::string names;
+    for (const std::string& n : models::synthetic_names()) names += (names.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::BadArgument, "no synthetic model '" + name + "': choose one of " + names);
+  }
+  return *config;
+}
+
 std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const Source& src, const LoadOptions& asked) {
   const auto start = Clock::now();
   auto m = std::make_shared<Model::Impl>();
@@ -191,14 +201,8 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
   std::optional<models::BuiltModel> built;
   double read_seconds = 0;
   if (!src.synthetic.empty()) {
-    const std::optional<models::ModelConfig> config = models::synthetic_config(src.synthetic);
-    if (!config) {
-      std::string names;
-      for (const std::string& n : models::synthetic_names()) names += (names.empty() ? "" : ", ") + n;
-      throw Error(ErrorKind::BadArgument, "no synthetic model '" + src.synthetic + "': choose one of " + names);
-    }
     options.share_layer_weights = src.shared_layers;
-    built = models::build_decoder(*config, models::synthetic_weights(src.seed), options);
+    built = models::build_decoder(synthetic_config_or_error(src.synthetic), models::synthetic_weights(src.seed), options);
     read_seconds = since(start);
   } else if (check_path(src.path)) {
     report(asked, start, "reading", src.path);
@@ -450,26 +454,53 @@ Model ModelStream::finish() {
   });
 }
 
+namespace {
+// Writes the model `build` makes to `output`, with the tokenizer of the folder `tokenizer_dir`.
+template <typename Build>
+ModelInfo write_converted(const fs::path& tokenizer_dir, const std::string& output, const LoadOptions& options,
+                          Build&& build) {
+  const auto start = Clock::now();
+  if (output.empty()) throw Error(ErrorKind::BadArgument, "no output file named");
+  // The tokenizer first: it is quick to check, and the file must hold one that loads.
+  const tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(tokenizer_dir);
+  models::TokenizerTexts tokenizer{read_text(tokenizer_dir / "tokenizer.json"), std::nullopt};
+  if (const fs::path config = tokenizer_dir / "tokenizer_config.json"; fs::exists(config)) {
+    tokenizer.tokenizer_config_json = read_text(config);
+  }
+  const models::LoadOptions o = load_options(options, start);
+  const models::BuiltModel built = build(o);
+  report(options, start, "writing", output);
+  models::write_model_wgx(output, built, o, tokenizer);
+  report(options, start, "done");
+  ModelInfo info = describe(output, built.config, o, llm::model_limits(built.graph), llm::detect_chat_template(tok), "");
+  info.load_seconds = since(start);
+  return info;
+}
+}  // namespace
+
 ModelInfo convert(const std::string& folder, const std::string& output, const LoadOptions& options) {
   return translated(ErrorKind::InvalidModel, [&] {
-    const auto start = Clock::now();
     const fs::path dir(folder);
     if (!fs::is_directory(dir)) throw Error(ErrorKind::InvalidModel, folder + " is not a model folder");
-    if (output.empty()) throw Error(ErrorKind::BadArgument, "no output file named");
-    // The tokenizer first: it is quick to check, and the file must hold one that loads.
-    const tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(dir);
-    models::TokenizerTexts tokenizer{read_text(dir / "tokenizer.json"), std::nullopt};
-    if (const fs::path config = dir / "tokenizer_config.json"; fs::exists(config)) {
-      tokenizer.tokenizer_config_json = read_text(config);
+    return write_converted(dir, output, options, [&](const models::LoadOptions& o) { return models::load_hf(dir, o); });
+  });
+}
+
+ModelInfo Internals::convert_synthetic(const std::string& name, const std::string& tokenizer_folder,
+                                       const std::string& output, const LoadOptions& options, uint64_t seed) {
+  return translated(ErrorKind::InvalidModel, [&] {
+    const models::ModelConfig config = synthetic_config_or_error(name);
+    if (!fs::is_directory(tokenizer_folder)) {
+      throw Error(ErrorKind::BadArgument, tokenizer_folder + " is not a folder with a tokenizer.json");
     }
-    const models::LoadOptions o = load_options(options, start);
-    const models::BuiltModel built = models::load_hf(dir, o);
-    report(options, start, "writing", output);
-    models::write_model_wgx(output, built, o, tokenizer);
-    report(options, start, "done");
-    ModelInfo info = describe(output, built.config, o, llm::model_limits(built.graph), llm::detect_chat_template(tok), "");
-    info.load_seconds = since(start);
-    return info;
+    if (const int64_t tokens = tokenizer::Tokenizer::load(tokenizer_folder).vocab_size(); tokens > config.vocab_size) {
+      throw Error(ErrorKind::BadArgument, "the tokenizer of " + tokenizer_folder + " has " + std::to_string(tokens) +
+                                              " tokens, more than synthetic " + name + "'s vocabulary of " +
+                                              std::to_string(config.vocab_size));
+    }
+    return write_converted(tokenizer_folder, output, options, [&](const models::LoadOptions& o) {
+      return models::build_decoder(config, models::synthetic_weights(seed), o);
+    });
   });
 }
 

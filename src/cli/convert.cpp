@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "api/internal.h"
 #include "cli/commands.h"
 #include "cli/llm_common.h"
 #include "cli/progress_line.h"
@@ -19,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kConvertUsage = R"(usage: wgx convert DIR -o OUT.wgx [options]
+       wgx convert --synthetic NAME --tokenizer DIR -o OUT.wgx [options]
 
 Converts the Hugging Face model folder DIR (config.json, tokenizer.json, *.safetensors) into one
 .wgx file: the weights in the format chosen, the graph, the config and the tokenizer. wgx run,
@@ -30,6 +32,11 @@ fixed in the file.
   --kv f16|f32          how the KV cache holds keys and values (default f16)
   --ctx N               context length (default 4096; at most the model's max_position_embeddings)
   --max-prefill N       the most prompt tokens one step feeds (default 512)
+  --synthetic NAME      instead of DIR: random weights at a named geometry (wgx bench's), for
+                        benchmarks where only files load (the web build); its text is noise
+  --tokenizer DIR       with --synthetic: the folder whose tokenizer the file carries (ids past
+                        its vocabulary decode to nothing)
+  --seed N              with --synthetic: of the random weights (default 1)
 )";
 
 }  // namespace
@@ -42,12 +49,18 @@ int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
     }
   }
   ModelArgs model;
-  std::string output;
+  std::string output, tokenizer;
   ArgWalker args("convert", argv);
   while (!args.done()) {
     if (take_model_option(args, model)) continue;
     if (args.take("--output", "-o")) {
       output = args.value();
+    } else if (args.take("--synthetic")) {
+      model.synthetic = args.value();
+    } else if (args.take("--tokenizer")) {
+      tokenizer = args.value();
+    } else if (args.take("--seed")) {
+      model.seed = static_cast<uint64_t>(parse_int("--seed", args.value(), 0, INT64_MAX));
     } else if (args.take("--max-prefill")) {
       model.load.max_prefill = parse_int("--max-prefill", args.value(), 1, int64_t{1} << 20);
     } else if (model.path.empty() && args.current().rfind("-", 0) != 0) {
@@ -57,14 +70,21 @@ int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
       args.unknown();
     }
   }
-  if (model.path.empty()) {
-    throw std::invalid_argument("convert: name the model folder (usage: wgx convert DIR -o OUT.wgx)");
-  }
   if (output.empty()) throw std::invalid_argument("convert: name the output with -o OUT.wgx");
-  if (!fs::is_directory(model.path)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
-
   ModelInfo info;
-  {
+  if (!model.synthetic.empty()) {
+    if (!model.path.empty()) throw std::invalid_argument("convert: give a model folder or --synthetic, not both");
+    if (tokenizer.empty()) throw std::invalid_argument("convert: --synthetic needs --tokenizer DIR");
+    ProgressLine line("converting synthetic " + model.synthetic);
+    LoadOptions o = model.load;
+    o.on_progress = line.callback();
+    info = Internals::convert_synthetic(model.synthetic, tokenizer, output, o, model.seed);
+  } else {
+    if (model.path.empty()) {
+      throw std::invalid_argument("convert: name the model folder (usage: wgx convert DIR -o OUT.wgx)");
+    }
+    if (!tokenizer.empty()) throw std::invalid_argument("convert: --tokenizer goes with --synthetic");
+    if (!fs::is_directory(model.path)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
     ProgressLine line("converting " + model.path);
     LoadOptions o = model.load;
     o.on_progress = line.callback();
