@@ -46,15 +46,20 @@ for (const p of prompts) {
   const prefill = [], decode = [];
   for (let r = 0; r <= repeats; ++r) {  // run 0 warms the pipelines up
     await model.reset();
+    const cpu = process.cpuUsage(), wall = performance.now();
     for await (const piece of model.generate(prompt, {maxTokens: newTokens, temperature: 0, ignoreEos: true})) {
       void piece;
     }
+    const used = process.cpuUsage(cpu), seconds = (performance.now() - wall) / 1000;
     const last = model.last;
     if (r === 0) continue;
     prefill.push(last.prefillTokensPerSecond);
     decode.push(last.decodeTokensPerSecond);
+    // The process's CPU time over the whole call (prefill and decode, all threads) per token.
+    const cpuMs = (used.user + used.system) / 1000 / (last.promptTokens + last.generatedTokens);
     console.log(`p ${last.promptTokens} n ${last.generatedTokens}: prefill ${last.prefillTokensPerSecond.toFixed(1)} tok/s, ` +
-      `decode ${last.decodeTokensPerSecond.toFixed(1)} tok/s`);
+      `decode ${last.decodeTokensPerSecond.toFixed(1)} tok/s; call ${seconds.toFixed(3)} s, ` +
+      `CPU ${((used.user + used.system) / 1e6).toFixed(3)} s (${cpuMs.toFixed(3)} ms a token)`);
   }
   summary.push({p, prefill: median(prefill), decode: median(decode)});
 }
