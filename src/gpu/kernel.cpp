@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 namespace wgx::gpu {
 
@@ -83,8 +84,18 @@ size_t KernelKeyHash::operator()(const KernelKey& key) const {
   return h;
 }
 
-Kernel::Kernel(Context& ctx, KernelKey key, const KernelSource& source)
-    : key_(std::move(key)), label_(key_.to_string()), bindings_(source.bindings) {
+// What an asynchronous pipeline creation's callback reports. The callback runs inside a wait for
+// its future; a kernel destroyed before that leaves it `orphaned`, and the callback then frees it.
+struct Kernel::Pending {
+  WGPUFuture future{};
+  bool done = false, orphaned = false;
+  WGPUCreatePipelineAsyncStatus status = WGPUCreatePipelineAsyncStatus_InternalError;
+  WGPUComputePipeline pipeline = nullptr;
+  std::string message;
+};
+
+Kernel::Kernel(Context& ctx, KernelKey key, const KernelSource& source, bool wait)
+    : key_(std::move(key)), label_(key_.to_string()), bindings_(source.bindings), ctx_(&ctx) {
   WGPUShaderSourceWGSL wgsl{};
   wgsl.chain.sType = WGPUSType_ShaderSourceWGSL;
   wgsl.code = view_of(source.wgsl);
@@ -148,16 +159,62 @@ Kernel::Kernel(Context& ctx, KernelKey key, const KernelSource& source)
     cdesc.compute.constantCount = constants.size();
     cdesc.compute.constants = constants.data();
     if (ctx.options().log_pipelines) std::fprintf(stderr, "wgx: pipeline %s\n", label_.c_str());
-    pipeline_ = decltype(pipeline_)(wgpuDeviceCreateComputePipeline(ctx.device(), &cdesc));
+    if (wait) {
+      pipeline_ = decltype(pipeline_)(wgpuDeviceCreateComputePipeline(ctx.device(), &cdesc));
+      return;
+    }
+    WGPUCreateComputePipelineAsyncCallbackInfo cb{};
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = [](WGPUCreatePipelineAsyncStatus status, WGPUComputePipeline pipeline, WGPUStringView message,
+                     void* ud, void*) {
+      auto* p = static_cast<Pending*>(ud);
+      if (p->orphaned) {
+        if (pipeline) wgpuComputePipelineRelease(pipeline);
+        delete p;
+        return;
+      }
+      p->done = true;
+      p->status = status;
+      p->pipeline = pipeline;
+      p->message = to_string(message);
+    };
+    pending_ = new Pending;
+    cb.userdata1 = pending_;
+    pending_->future = wgpuDeviceCreateComputePipelineAsync(ctx.device(), &cdesc, cb);
   });
+}
+
+Kernel::~Kernel() {
+  if (!pending_) return;
+  if (pending_->done) {
+    if (pending_->pipeline) wgpuComputePipelineRelease(pending_->pipeline);
+    delete pending_;
+  } else {
+    pending_->orphaned = true;  // its callback frees it
+  }
+}
+
+void Kernel::ready() const {
+  if (!pending_) return;
+  if (!pending_->done) ctx_->wait(pending_->future, label_);
+  std::unique_ptr<Pending> p(std::exchange(pending_, nullptr));
+  pipeline_ = decltype(pipeline_)(p->pipeline);
+  if (p->status == WGPUCreatePipelineAsyncStatus_Success && p->pipeline) return;
+  const ErrorKind kind = p->status == WGPUCreatePipelineAsyncStatus_ValidationError ? ErrorKind::Validation
+                                                                                    : ErrorKind::Internal;
+  throw GpuError(kind, label_, "creating the compute pipeline failed: " + p->message);
 }
 
 const Kernel& PipelineCache::get(const KernelKey& key,
                                  const std::function<KernelSource()>& make_source) {
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return *it->second;
-  auto kernel = std::make_unique<Kernel>(ctx_, key, make_source());
+  auto kernel = std::make_unique<Kernel>(ctx_, key, make_source(), false);
   return *kernels_.emplace(key, std::move(kernel)).first->second;
+}
+
+void PipelineCache::ready() const {
+  for (const auto& [key, kernel] : kernels_) kernel->ready();
 }
 
 BindGroup::BindGroup(Context& ctx, const Kernel& kernel, const std::vector<BufferBinding>& buffers,

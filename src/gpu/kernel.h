@@ -42,13 +42,24 @@ struct KernelSource {
 
 class Kernel {
  public:
-  // Compiles `source`; a WGSL error is a ShaderCompile GpuError naming the line.
-  Kernel(Context& ctx, KernelKey key, const KernelSource& source);
+  // Compiles `source`; a WGSL error is a ShaderCompile GpuError naming the line. With
+  // `wait` false the pipeline is created asynchronously (the driver compiles it on Dawn's worker
+  // threads, beside other kernels') and pipeline() or ready() waits for it; an error creating
+  // it is thrown there.
+  Kernel(Context& ctx, KernelKey key, const KernelSource& source, bool wait = true);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
 
   const KernelKey& key() const { return key_; }
   const std::string& label() const { return label_; }
   const std::vector<Binding>& bindings() const { return bindings_; }
-  WGPUComputePipeline pipeline() const { return pipeline_.get(); }
+  WGPUComputePipeline pipeline() const {
+    if (pending_) ready();
+    return pipeline_.get();
+  }
+  // Waits for an asynchronous pipeline (nothing to do otherwise).
+  void ready() const;
   WGPUBindGroupLayout layout() const { return layout_.get(); }
 
  private:
@@ -56,15 +67,22 @@ class Kernel {
   std::string label_;
   std::vector<Binding> bindings_;
   Handle<WGPUBindGroupLayout, wgpuBindGroupLayoutRelease> layout_;
-  Handle<WGPUComputePipeline, wgpuComputePipelineRelease> pipeline_;
+  mutable Handle<WGPUComputePipeline, wgpuComputePipelineRelease> pipeline_;
+  // An asynchronous creation not yet waited for: its future, and what its callback fills in.
+  struct Pending;
+  Context* ctx_ = nullptr;
+  mutable Pending* pending_ = nullptr;
 };
 
 // Pipelines are expensive: build each (template, variant, constants) once.
 class PipelineCache {
  public:
   explicit PipelineCache(Context& ctx) : ctx_(ctx) {}
-  // Returns the cached kernel for `key`, compiling `make_source()` on first use.
+  // Returns the cached kernel for `key`, compiling `make_source()` on first use. Its pipeline
+  // is created asynchronously, in parallel with the next ones: ready() waits for them all.
   const Kernel& get(const KernelKey& key, const std::function<KernelSource()>& make_source);
+  // Waits for every pipeline still being created; throws the first one's error.
+  void ready() const;
   size_t size() const { return kernels_.size(); }
 
  private:

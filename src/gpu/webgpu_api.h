@@ -104,6 +104,13 @@ enum WGPUPopErrorScopeStatus : uint32_t {
   WGPUPopErrorScopeStatus_Error = 3,
 };
 
+enum WGPUCreatePipelineAsyncStatus : uint32_t {
+  WGPUCreatePipelineAsyncStatus_Success = 1,
+  WGPUCreatePipelineAsyncStatus_CallbackCancelled = 2,
+  WGPUCreatePipelineAsyncStatus_ValidationError = 3,
+  WGPUCreatePipelineAsyncStatus_InternalError = 4,
+};
+
 enum WGPUQueueWorkDoneStatus : uint32_t {
   WGPUQueueWorkDoneStatus_Success = 1,
   WGPUQueueWorkDoneStatus_CallbackCancelled = 2,
@@ -323,6 +330,10 @@ typedef void (*WGPUPopErrorScopeCallback)(WGPUPopErrorScopeStatus status, WGPUEr
 typedef void (*WGPUQueueWorkDoneCallback)(WGPUQueueWorkDoneStatus status,
                                           WGPUStringView message, void* userdata1,
                                           void* userdata2);
+typedef void (*WGPUCreateComputePipelineAsyncCallback)(WGPUCreatePipelineAsyncStatus status,
+                                                       WGPUComputePipeline pipeline,
+                                                       WGPUStringView message, void* userdata1,
+                                                       void* userdata2);
 struct WGPUCompilationInfo;
 typedef void (*WGPUCompilationInfoCallback)(WGPUCompilationInfoRequestStatus status,
                                             const WGPUCompilationInfo* compilationInfo,
@@ -344,6 +355,7 @@ WGX_CALLBACK_INFO(WGPUBufferMapCallbackInfo, WGPUBufferMapCallback);
 WGX_CALLBACK_INFO(WGPUPopErrorScopeCallbackInfo, WGPUPopErrorScopeCallback);
 WGX_CALLBACK_INFO(WGPUQueueWorkDoneCallbackInfo, WGPUQueueWorkDoneCallback);
 WGX_CALLBACK_INFO(WGPUCompilationInfoCallbackInfo, WGPUCompilationInfoCallback);
+WGX_CALLBACK_INFO(WGPUCreateComputePipelineAsyncCallbackInfo, WGPUCreateComputePipelineAsyncCallback);
 #undef WGX_CALLBACK_INFO
 
 struct WGPUUncapturedErrorCallbackInfo {
@@ -600,6 +612,9 @@ WGPUPipelineLayout wgpuDeviceCreatePipelineLayout(WGPUDevice device,
                                                   const WGPUPipelineLayoutDescriptor* descriptor);
 WGPUComputePipeline wgpuDeviceCreateComputePipeline(
     WGPUDevice device, const WGPUComputePipelineDescriptor* descriptor);
+WGPUFuture wgpuDeviceCreateComputePipelineAsync(WGPUDevice device,
+                                                const WGPUComputePipelineDescriptor* descriptor,
+                                                WGPUCreateComputePipelineAsyncCallbackInfo callbackInfo);
 WGPUCommandEncoder wgpuDeviceCreateCommandEncoder(WGPUDevice device,
                                                   const WGPUCommandEncoderDescriptor* descriptor);
 WGPUQuerySet wgpuDeviceCreateQuerySet(WGPUDevice device, const WGPUQuerySetDescriptor* descriptor);

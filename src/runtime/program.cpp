@@ -279,6 +279,8 @@ void Program::build(const graph::WeightStore* weights) {
     }
     routes_.push_back(std::move(choice));
   }
+  // The pipelines were created asynchronously, in parallel: their errors are the build's.
+  m.pipelines.ready();
   memory_.scratch = m.scratch.bytes() + m.handoff.bytes();
   reset_state();
 }

@@ -82,6 +82,27 @@ mergeInto(LibraryManager.library, {
       return descriptor ? WGX.str(descriptor + WGX.layout()[field]) : undefined;
     },
     // A *CallbackInfo read at call time (the struct is a temporary of the caller).
+    // The JavaScript descriptor of a WGPUComputePipelineDescriptor at `desc`.
+    computePipelineDescriptor: function(desc) {
+      var L = WGX.layout();
+      var c = desc + L['WGPUComputePipelineDescriptor.compute'];
+      var constants = {};
+      var count = WGX.u32(c + L['WGPUComputeState.constantCount']);
+      var list = WGX.u32(c + L['WGPUComputeState.constants']);
+      for (var i = 0; i < count; i++) {
+        var e = list + i * L['WGPUConstantEntry'];
+        constants[WGX.str(e + L['WGPUConstantEntry.key'])] = WGX.f64(e + L['WGPUConstantEntry.value']);
+      }
+      return {
+        label: WGX.label(desc, 'WGPUComputePipelineDescriptor.label'),
+        layout: WGX.get(WGX.u32(desc + L['WGPUComputePipelineDescriptor.layout'])),
+        compute: {
+          module: WGX.get(WGX.u32(c + L['WGPUComputeState.module'])),
+          entryPoint: WGX.str(c + L['WGPUComputeState.entryPoint']),
+          constants: constants,
+        },
+      };
+    },
     callbackInfo: function(p) {
       var L = WGX.layout();
       return {
@@ -528,27 +549,21 @@ mergeInto(LibraryManager.library, {
   },
   wgpuDeviceCreateComputePipeline__deps: ['$WGX'],
   wgpuDeviceCreateComputePipeline: function(h, desc) {
-    var L = WGX.layout();
-    var c = desc + L['WGPUComputePipelineDescriptor.compute'];
-    var constants = {};
-    var count = WGX.u32(c + L['WGPUComputeState.constantCount']);
-    var list = WGX.u32(c + L['WGPUComputeState.constants']);
-    for (var i = 0; i < count; i++) {
-      var e = list + i * L['WGPUConstantEntry'];
-      constants[WGX.str(e + L['WGPUConstantEntry.key'])] = WGX.f64(e + L['WGPUConstantEntry.value']);
-    }
     var pipeline = WGX.guard(h, function() {
-      return WGX.get(h).createComputePipeline({
-        label: WGX.label(desc, 'WGPUComputePipelineDescriptor.label'),
-        layout: WGX.get(WGX.u32(desc + L['WGPUComputePipelineDescriptor.layout'])),
-        compute: {
-          module: WGX.get(WGX.u32(c + L['WGPUComputeState.module'])),
-          entryPoint: WGX.str(c + L['WGPUComputeState.entryPoint']),
-          constants: constants,
-        },
-      });
+      return WGX.get(h).createComputePipeline(WGX.computePipelineDescriptor(desc));
     });
     return pipeline ? WGX.add(pipeline) : 0;
+  },
+  wgpuDeviceCreateComputePipelineAsync__deps: ['$WGX'],
+  wgpuDeviceCreateComputePipelineAsync: function(h, desc, callbackInfo) {
+    var info = WGX.callbackInfo(callbackInfo);
+    // Status as webgpu.h numbers it: 1 success, 3 validation error, 4 internal error.
+    var promise = WGX.get(h).createComputePipelineAsync(WGX.computePipelineDescriptor(desc)).then(function(p) {
+      return function() { WGX.reply(info, [1, WGX.add(p)], ''); };
+    }, function(e) {
+      return function() { WGX.reply(info, [e && e.reason === 'validation' ? 3 : 4, 0], WGX.text(e)); };
+    });
+    return WGX.future(info, promise);
   },
   wgpuDeviceCreateCommandEncoder__deps: ['$WGX'],
   wgpuDeviceCreateCommandEncoder: function(h, desc) {
