@@ -455,7 +455,8 @@ Model ModelStream::finish() {
 }
 
 namespace {
-// Writes the model `build` makes to `output`, with the tokenizer of the folder `tokenizer_dir`.
+// Writes the model `build(options, tokenizer)` makes to `output`, with the tokenizer of the folder
+// `tokenizer_dir`.
 template <typename Build>
 ModelInfo write_converted(const fs::path& tokenizer_dir, const std::string& output, const LoadOptions& options,
                           Build&& build) {
@@ -468,7 +469,7 @@ ModelInfo write_converted(const fs::path& tokenizer_dir, const std::string& outp
     tokenizer.tokenizer_config_json = read_text(config);
   }
   const models::LoadOptions o = load_options(options, start);
-  const models::BuiltModel built = build(o);
+  const models::BuiltModel built = build(o, tok);
   report(options, start, "writing", output);
   models::write_model_wgx(output, built, o, tokenizer);
   report(options, start, "done");
@@ -482,7 +483,8 @@ ModelInfo convert(const std::string& folder, const std::string& output, const Lo
   return translated(ErrorKind::InvalidModel, [&] {
     const fs::path dir(folder);
     if (!fs::is_directory(dir)) throw Error(ErrorKind::InvalidModel, folder + " is not a model folder");
-    return write_converted(dir, output, options, [&](const models::LoadOptions& o) { return models::load_hf(dir, o); });
+    return write_converted(dir, output, options,
+                           [&](const models::LoadOptions& o, const tokenizer::Tokenizer&) { return models::load_hf(dir, o); });
   });
 }
 
@@ -493,14 +495,16 @@ ModelInfo Internals::convert_synthetic(const std::string& name, const std::strin
     if (!fs::is_directory(tokenizer_folder)) {
       throw Error(ErrorKind::BadArgument, tokenizer_folder + " is not a folder with a tokenizer.json");
     }
-    if (const int64_t tokens = tokenizer::Tokenizer::load(tokenizer_folder).vocab_size(); tokens > config.vocab_size) {
-      throw Error(ErrorKind::BadArgument, "the tokenizer of " + tokenizer_folder + " has " + std::to_string(tokens) +
-                                              " tokens, more than synthetic " + name + "'s vocabulary of " +
-                                              std::to_string(config.vocab_size));
-    }
-    return write_converted(tokenizer_folder, output, options, [&](const models::LoadOptions& o) {
-      return models::build_decoder(config, models::synthetic_weights(seed), o);
-    });
+    return write_converted(tokenizer_folder, output, options,
+                           [&](const models::LoadOptions& o, const tokenizer::Tokenizer& tok) {
+                             if (tok.vocab_size() > config.vocab_size) {
+                               throw Error(ErrorKind::BadArgument,
+                                           "the tokenizer of " + tokenizer_folder + " has " +
+                                               std::to_string(tok.vocab_size()) + " tokens, more than synthetic " +
+                                               name + "'s vocabulary of " + std::to_string(config.vocab_size));
+                             }
+                             return models::build_decoder(config, models::synthetic_weights(seed), o);
+                           });
   });
 }
 

@@ -71,24 +71,24 @@ int run_convert(const GlobalOptions&, const std::vector<std::string>& argv) {
     }
   }
   if (output.empty()) throw std::invalid_argument("convert: name the output with -o OUT.wgx");
-  ModelInfo info;
-  if (!model.synthetic.empty()) {
+  const bool synthetic = !model.synthetic.empty();
+  if (synthetic) {
     if (!model.path.empty()) throw std::invalid_argument("convert: give a model folder or --synthetic, not both");
     if (tokenizer.empty()) throw std::invalid_argument("convert: --synthetic needs --tokenizer DIR");
-    ProgressLine line("converting synthetic " + model.synthetic);
-    LoadOptions o = model.load;
-    o.on_progress = line.callback();
-    info = Internals::convert_synthetic(model.synthetic, tokenizer, output, o, model.seed);
   } else {
     if (model.path.empty()) {
       throw std::invalid_argument("convert: name the model folder (usage: wgx convert DIR -o OUT.wgx)");
     }
     if (!tokenizer.empty()) throw std::invalid_argument("convert: --tokenizer goes with --synthetic");
     if (!fs::is_directory(model.path)) throw std::invalid_argument("convert: " + model.path + " is not a model folder");
-    ProgressLine line("converting " + model.path);
+  }
+  ModelInfo info;
+  {
+    ProgressLine line("converting " + (synthetic ? "synthetic " + model.synthetic : model.path));
     LoadOptions o = model.load;
     o.on_progress = line.callback();
-    info = convert(model.path, output, o);
+    info = synthetic ? Internals::convert_synthetic(model.synthetic, tokenizer, output, o, model.seed)
+                     : convert(model.path, output, o);
   }
   std::fprintf(stderr, "wgx: wrote %s: %.1f MiB (%s) in %.1f s\n", output.c_str(),
                static_cast<double>(fs::file_size(output)) / (1 << 20), info.description.c_str(), info.load_seconds);

@@ -72,9 +72,9 @@ void Program::build(const graph::WeightStore* weights) {
   graph::WeightStore chunked;
   if (!weights) {
     // Where each constant's later bytes go: to itself, or in pieces to its chunks.
-    for (const graph::Constant& k : g.constants) m.later_sources.push_back({k.name, k.data.bytes, {}});
     for (size_t c = 0; c < g.constants.size(); ++c) {
-      m.later_sources[c].pieces.push_back({static_cast<uint32_t>(c), {0, 0, g.constants[c].data.bytes}});
+      const graph::Constant& k = g.constants[c];
+      m.later_sources.push_back({k.name, k.data.bytes, {{static_cast<uint32_t>(c), {0, 0, k.data.bytes}}}});
     }
     auto next = static_cast<uint32_t>(g.constants.size());
     for (const ConstantSplit& split : splits_) {
