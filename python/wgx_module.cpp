@@ -733,6 +733,8 @@ PYBIND11_MODULE(_wgx, m) {
   // ---- Generation ----
   py::class_<wgx::Stats>(m, "Stats", "A generation's statistics.")
       .def_readonly("prompt_tokens", &wgx::Stats::prompt_tokens, "fed before the first new token")
+      .def_readonly("cached_tokens", &wgx::Stats::cached_tokens,
+                    "of the conversation before them, already in the cache (not fed)")
       .def_readonly("generated_tokens", &wgx::Stats::generated_tokens)
       .def_readonly("prefill_steps", &wgx::Stats::prefill_steps)
       .def_readonly("prefill_seconds", &wgx::Stats::prefill_seconds, "until the first new token was known")
@@ -846,6 +848,16 @@ PYBIND11_MODULE(_wgx, m) {
             box.session.reset();
           },
           "Forgets the conversation (cancelling a generation still running).")
+      .def(
+          "truncate",
+          [](SessionBox& box, int64_t tokens) {
+            require_idle(box);
+            std::lock_guard busy(box.busy);
+            box.session.truncate(tokens);
+          },
+          py::arg("tokens"),
+          "Keeps the first `tokens` of the conversation; their cache rows stay, so what follows "
+          "them is all that is fed next.")
       .def_property_readonly(
           "tokens",
           [](SessionBox& box) {

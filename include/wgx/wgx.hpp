@@ -330,6 +330,7 @@ WGX_API const char* to_string(StopReason reason);  // "eos", "stop string", ...
 
 struct WGX_API Stats {
   int64_t prompt_tokens = 0;     // fed before the first new token
+  int64_t cached_tokens = 0;     // of the conversation before them, already in the cache (not fed)
   int64_t generated_tokens = 0;
   int64_t prefill_steps = 0;
   double prefill_seconds = 0;      // until the first new token was known
@@ -383,6 +384,11 @@ class WGX_API Session {
   void cancel();
   // Forgets the conversation.
   void reset();
+  // Keeps the first `tokens` of the conversation (no change when it has no more); their cache
+  // rows stay, so what is fed next after them costs only its own tokens. Chat turns (history())
+  // are forgotten when tokens are dropped. For callers that get whole prompts each time (a
+  // server): keep the prefix the new prompt shares with tokens(), then generate the rest.
+  void truncate(int64_t tokens);
 
   std::vector<int32_t> tokens() const;  // the conversation so far
   int64_t context_used() const;

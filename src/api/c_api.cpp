@@ -302,6 +302,13 @@ wgx_status wgx_session_reset(wgx_session* session) {
   });
 }
 
+wgx_status wgx_session_truncate(wgx_session* session, int64_t tokens) {
+  return guarded([&] {
+    require(session != nullptr, "wgx_session_truncate: session is NULL");
+    session->session.truncate(tokens);
+  });
+}
+
 void wgx_session_cancel(wgx_session* session) {
   if (session) session->session.cancel();
 }

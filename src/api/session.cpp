@@ -28,6 +28,7 @@ StopReason stop_reason(llm::StopReason r) {
 Stats stats_of(const llm::GenerationStats& s) {
   Stats o;
   o.prompt_tokens = s.prompt_tokens;
+  o.cached_tokens = s.cached_tokens;
   o.generated_tokens = s.generated_tokens;
   o.prefill_steps = s.prefill_steps;
   o.prefill_seconds = s.prefill_seconds;
@@ -261,6 +262,14 @@ void Session::cancel() { impl_->cancel = true; }
 void Session::reset() {
   std::lock_guard lock(impl_->model->mutex);
   impl_->generator->truncate(0);
+  impl_->history.clear();
+}
+
+void Session::truncate(int64_t tokens) {
+  if (tokens < 0) throw Error(ErrorKind::BadArgument, "truncate: tokens must be at least 0, got " + std::to_string(tokens));
+  std::lock_guard lock(impl_->model->mutex);
+  if (static_cast<size_t>(tokens) >= impl_->generator->context().size()) return;
+  impl_->generator->truncate(static_cast<size_t>(tokens));
   impl_->history.clear();
 }
 

@@ -23,6 +23,7 @@ int run_convert(const GlobalOptions& global, const std::vector<std::string>& arg
 int run_generate(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx run
 int run_chat(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench(const GlobalOptions& global, const std::vector<std::string>& args);
+int run_serve(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx serve
 
 // Ends the line that streamed text left open on stdout, if any: an error after some tokens
 // then starts a line of its own.

@@ -32,6 +32,8 @@ commands:
   chat          an interactive conversation with a chat model (--model PATH; /reset, /quit)
   bench         prefill and decode tokens per second of a model, host and memory costs
                 (--model PATH | --synthetic NAME, -p N -n N [--pos N] [--profile] [--json])
+  serve         an OpenAI-compatible HTTP server for a model (--model PATH [--port N]
+                [--host H] [--api-key KEY]; see wgx serve --help)
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
     if (command == "run") return cli::run_generate(global, rest);
     if (command == "chat") return cli::run_chat(global, rest);
     if (command == "bench") return cli::run_bench(global, rest);
+    if (command == "serve") return cli::run_serve(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const wgx::Error& e) {
     return fail(e.what(), exit_code(e.kind()));

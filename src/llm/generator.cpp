@@ -230,6 +230,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
   GenerationResult result;
   GenerationStats& stats = result.stats;
   stats.prompt_tokens = static_cast<int64_t>(pending.size());
+  stats.cached_tokens = fed_;
   const int64_t chunk =
       options.prefill_chunk > 0 ? std::min(options.prefill_chunk, limits_.max_prefill) : limits_.max_prefill;
   const SamplingOptions& so = options.sampling;

@@ -109,6 +109,7 @@ const char* stop_reason_name(StopReason reason);
 
 struct GenerationStats {
   int64_t prompt_tokens = 0;  // fed before the first token
+  int64_t cached_tokens = 0;  // of the context before them, already in the cache (not fed again)
   int64_t generated_tokens = 0;
   int64_t prefill_steps = 0;
   double prefill_seconds = 0;      // feeding the prompt, until its logits (pipelined: its next token) are on the host

@@ -237,6 +237,34 @@ TEST(Session, SeededSamplingRepeatsAndReportsItsSeed) {
   EXPECT_NO_THROW(a.generate(" x", o));
 }
 
+// Truncating keeps the prefix's cache rows: what follows is all that is fed, and the reply is
+// the one a fresh session gives for the whole prompt. A cache that truncate had wrongly kept past
+// the prefix (or dropped) shows as other tokens or another count of cached tokens.
+TEST(Session, TruncateKeepsThePrefixCached) {
+  const wgx::Tokenizer tok = demo_q4().tokenizer();
+  const std::vector<int32_t> a = tok.encode("If you want to be happy, be");
+  const std::vector<int32_t> b = tok.encode("If you want to make a friend");
+  size_t shared = 0;
+  while (shared < a.size() && shared < b.size() && a[shared] == b[shared]) ++shared;
+  ASSERT_GT(shared, 2u);
+  ASSERT_LT(shared, b.size());
+  wgx::Session s = demo_q4().session();
+  const wgx::Result first = s.generate(a, greedy(6));
+  EXPECT_EQ(first.stats.cached_tokens, 0);
+  s.truncate(static_cast<int64_t>(shared));
+  EXPECT_EQ(s.context_used(), static_cast<int64_t>(shared));
+  const wgx::Result r = s.generate(std::span<const int32_t>(b).subspan(shared), greedy(6));
+  EXPECT_EQ(r.stats.cached_tokens, static_cast<int64_t>(shared));
+  EXPECT_EQ(r.stats.prompt_tokens, static_cast<int64_t>(b.size() - shared));
+  wgx::Session fresh = demo_q4().session();
+  EXPECT_EQ(fresh.generate(b, greedy(6)).tokens, r.tokens);
+  // Without the truncation the same tokens continue the old conversation instead: other tokens.
+  wgx::Session control = demo_q4().session();
+  control.generate(a, greedy(6));
+  EXPECT_NE(control.generate(std::span<const int32_t>(b).subspan(shared), greedy(6)).tokens, r.tokens);
+  EXPECT_THROW(s.truncate(-1), wgx::Error);
+}
+
 TEST(Session, StopStringsEndTheText) {
   wgx::Session s = demo_f32().session();
   const GreedyCase& c = greedy_cases().front();  // " the only thing to be\ndesputs ..."
