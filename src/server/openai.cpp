@@ -275,6 +275,8 @@ CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
       }
     } else if (key == "stop") {
       r.stop = stop_of(v);
+    } else if (key == "ignore_eos") {
+      if (!v.is_null()) r.ignore_eos = boolean(key, v);
     } else if (key == "stream") {
       if (!v.is_null()) r.stream = boolean(key, v);
     } else if (key == "stream_options") {

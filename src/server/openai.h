@@ -46,6 +46,7 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  bool ignore_eos = false;     // go on past end-of-sequence tokens (benchmarks; as vLLM's)
 };
 
 // Parses and checks a request body. Throws ApiError (400) for malformed JSON, fields of the wrong

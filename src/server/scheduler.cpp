@@ -134,6 +134,7 @@ void Scheduler::run(Job& job) {
   GenerateOptions o;
   o.sampling = req.sampling;
   o.stop = req.stop;
+  o.ignore_eos = req.ignore_eos;
   Clock::time_point last{};
   const TokenCallback on_token = [&](std::string_view text, int32_t) {
     const Clock::time_point now = Clock::now();
