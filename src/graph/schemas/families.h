@@ -17,6 +17,7 @@ void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear
                                            // add_rms_norm_linear_qkv/_swiglu,
                                            // linear_swiglu_linear (and add_rms_norm_), update_cache,
                                            // rope_update_cache, sdpa_with_kv_cache,
-                                           // rope_sdpa_with_kv_cache, rope_sdpa_linear
+                                           // rope_sdpa_with_kv_cache, rope_sdpa_linear,
+                                           // rope_update_cache_rows, sdpa_rows
 
 }  // namespace wgx::graph::schemas

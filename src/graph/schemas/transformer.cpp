@@ -5,6 +5,9 @@
 // Layouts: activations per token are [batch, seq, heads, head_dim] (what a projection followed
 // by a reshape gives); caches are [batch, kv_heads, max_seq, head_dim]. `input_pos` (a Sym) is
 // the position of the first new token; token s of the step sits at input_pos + s.
+// The _rows ops (continuous batching) take a step of R rows, each one token of some sequence:
+// activations [1, R, heads, head_dim], caches [slots, kv_heads, max_seq, head_dim] (a slot per
+// sequence), and `rows` (i32 [R, 2]) giving each row's (slot, position).
 #include "graph/error.h"
 #include "graph/schemas/families.h"
 #include "graph/schemas/infer_util.h"
@@ -62,6 +65,31 @@ void check_cache_fit(const InferContext& ctx, size_t cache, size_t value) {
   }
   if (!c[2].is_const()) throw GraphError("the cache's max_seq must be a constant");
   if (v[1].max_value(ctx.syms()) > c[2].value()) throw GraphError("more new tokens than the cache holds");
+}
+
+// rows (i32 [R, 2]): input `rows` of a _rows op, whose R is input 0's (q [1, R, H, D]) rows.
+InputSpec rows_input() { return {.name = "rows", .dtypes = DTypeSet{DType::i32}, .min_rank = 2, .max_rank = 2}; }
+
+// Throws GraphError unless q (input 0) is one batch of R rows and input `rows` is [R, 2].
+void check_rows(const InferContext& ctx, size_t rows) {
+  const Shape& q = ctx.shape(0);
+  const Shape& r = ctx.shape(rows);
+  if (!q[0].is_const(1)) throw GraphError(str("q ", shape_text(ctx, q), " must be [1, R, H, D]"));
+  if (r[0] != q[1] || !r[1].is_const(2)) {
+    throw GraphError(str("rows ", shape_text(ctx, r), " must be [R, 2] with q's R ", to_string(q[1], &ctx.syms())));
+  }
+}
+
+// Throws GraphError unless input `value` ([1, R, H, D]) fits the slots of input `cache`
+// ([S, H, MaxS, D], S and MaxS constants).
+void check_slot_cache_fit(const InferContext& ctx, size_t cache, size_t value) {
+  const Shape& c = ctx.shape(cache);
+  const Shape& v = ctx.shape(value);
+  if (c[1] != v[2] || c[3] != v[3]) {
+    throw GraphError(str("value ", shape_text(ctx, v), " does not fit cache ", shape_text(ctx, c),
+                         " ([1, R, H, D] into [S, H, MaxS, D])"));
+  }
+  if (!c[0].is_const() || !c[2].is_const()) throw GraphError("the cache's slots and max_seq must be constants");
 }
 
 // rope(x [B, S, H, D], input_pos): rotates pairs of channels by position * frequency.
@@ -203,18 +231,12 @@ OpSchema update_cache() {
   return s;
 }
 
-// rope_update_cache(q [B, S, Hq, D], k [B, S, Hkv, D], v [B, S, Hkv, D], k_cache [B, Hkv, MaxS, D],
-// v_cache, input_pos [, q_norm_weight [D], k_norm_weight [D]]) -> (q', k_cache', v_cache'): the
-// attention prologue after the q/k/v projection, as one op. With the norm weights (both or
-// neither), q and k are first RMS-normalized per head over D (`eps`) and scaled by their weights
-// (Qwen3). q and k are then rotated as rope rotates them (the same attributes); q' is the rotated
-// q, and k_cache' and v_cache' are the caches with rows input_pos .. input_pos + S - 1 replaced by
-// the rotated k and by v, as update_cache writes them. Each stage's result is rounded to q's dtype
-// as the separate ops would round it. The caches' results are meant to be written back with
-// mutations; kernels update both caches where they lie.
-OpSchema rope_update_cache() {
+// The schema rope_update_cache and rope_update_cache_rows share: q, k, v, the caches, input 5
+// (`position`: input_pos or rows), the optional norm weights; rope's attributes and eps.
+// `fit` checks how k fits the caches and input 5.
+OpSchema rope_cache_schema(std::string op, InputSpec position, void (*fit)(const InferContext&)) {
   OpSchema s;
-  s.name = "rope_update_cache";
+  s.name = std::move(op);
   auto tensor4 = [](const char* name) {
     return InputSpec{.name = name, .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4};
   };
@@ -222,12 +244,12 @@ OpSchema rope_update_cache() {
     return InputSpec{.name = name, .dtypes = kFloatTypes, .min_rank = 1, .max_rank = 1, .optional = true};
   };
   s.inputs = {tensor4("q"),       tensor4("k"),      tensor4("v"),
-              tensor4("k_cache"), tensor4("v_cache"), position_input(),
+              tensor4("k_cache"), tensor4("v_cache"), std::move(position),
               norm_weight("q_norm_weight"), norm_weight("k_norm_weight")};
   s.num_outputs = 3;
   s.attrs = rope_attrs();
   s.attrs.push_back(AttrSpec::defaulted("eps", 1e-6));
-  s.infer = [](const InferContext& ctx) {
+  s.infer = [fit](const InferContext& ctx) {
     require_float_match(ctx, 0, 1);
     require_float_match(ctx, 0, 2);
     if (ctx.shape(1) != ctx.shape(2)) return InferResult::fail("k and v have different shapes");
@@ -239,7 +261,7 @@ OpSchema rope_update_cache() {
     }
     check_rope(ctx, 0);
     if (ctx.type(3) != ctx.type(4)) return InferResult::fail("k_cache and v_cache differ");
-    check_cache_fit(ctx, 3, 1);
+    fit(ctx);
     if (ctx.num_inputs() == 7) return InferResult::fail("q_norm_weight and k_norm_weight come together");
     for (size_t i = 6; i < ctx.num_inputs(); ++i) {
       require_float_match(ctx, 0, i);
@@ -251,6 +273,50 @@ OpSchema rope_update_cache() {
     return r;
   };
   return s;
+}
+
+// rope_update_cache(q [B, S, Hq, D], k [B, S, Hkv, D], v [B, S, Hkv, D], k_cache [B, Hkv, MaxS, D],
+// v_cache, input_pos [, q_norm_weight [D], k_norm_weight [D]]) -> (q', k_cache', v_cache'): the
+// attention prologue after the q/k/v projection, as one op. With the norm weights (both or
+// neither), q and k are first RMS-normalized per head over D (`eps`) and scaled by their weights
+// (Qwen3). q and k are then rotated as rope rotates them (the same attributes); q' is the rotated
+// q, and k_cache' and v_cache' are the caches with rows input_pos .. input_pos + S - 1 replaced by
+// the rotated k and by v, as update_cache writes them. Each stage's result is rounded to q's dtype
+// as the separate ops would round it. The caches' results are meant to be written back with
+// mutations; kernels update both caches where they lie.
+OpSchema rope_update_cache() {
+  return rope_cache_schema("rope_update_cache", position_input(), [](const InferContext& ctx) {
+    check_cache_fit(ctx, 3, 1);
+  });
+}
+
+// rope_update_cache_rows(q [1, R, Hq, D], k [1, R, Hkv, D], v [1, R, Hkv, D],
+// k_cache [S, Hkv, MaxS, D], v_cache, rows i32 [R, 2] [, q_norm_weight [D], k_norm_weight [D]])
+// -> (q', k_cache', v_cache'): rope_update_cache's arithmetic and attributes for a step of rows
+// of different sequences: row r at (slot, position) = rows[r] has its q and k normalized and
+// rotated at that position, and its rotated k and its v written to cache row (slot, :, position).
+// A row whose slot or position is out of the caches writes nothing and its q' is zeros. The
+// caller keeps rows apart: no two rows write one (slot, position).
+OpSchema rope_update_cache_rows() {
+  return rope_cache_schema("rope_update_cache_rows", rows_input(), [](const InferContext& ctx) {
+    check_rows(ctx, 5);
+    check_slot_cache_fit(ctx, 3, 1);
+  });
+}
+
+// The checks of the caches (inputs 1 and 2) and `scale` that sdpa_with_kv_cache and sdpa_rows
+// make: "" or the error.
+std::string sdpa_cache_error(const InferContext& ctx) {
+  const Shape& q = ctx.shape(0);
+  const Shape& k = ctx.shape(1);
+  if (ctx.shape(2) != k || ctx.dtype(2) != ctx.dtype(1)) return "k_cache and v_cache differ";
+  if (q[3] != k[3]) return "q and the cache differ in head_dim";
+  if (!q[2].is_const() || !k[1].is_const() || k[1].value() == 0 || q[2].value() % k[1].value() != 0) {
+    return "q heads must be a constant multiple of the cache's kv heads";
+  }
+  if (!k[2].is_const()) return "the cache's max_seq must be a constant";
+  if (!(ctx.attr_float("scale") >= 0)) return "scale must be >= 0";
+  return "";
 }
 
 // sdpa_with_kv_cache(q [B, S, Hq, D], k_cache [B, Hkv, MaxS, D], v_cache, input_pos) ->
@@ -266,15 +332,25 @@ OpSchema sdpa_with_kv_cache() {
               position_input()};
   s.attrs = {AttrSpec::defaulted("scale", 0.0)};
   s.infer = [](const InferContext& ctx) {
-    const Shape& q = ctx.shape(0);
-    const Shape& k = ctx.shape(1);
-    if (ctx.shape(2) != k || ctx.dtype(2) != ctx.dtype(1)) return InferResult::fail("k_cache and v_cache differ");
-    if (q[0] != k[0] || q[3] != k[3]) return InferResult::fail("q and the cache differ in batch or head_dim");
-    if (!q[2].is_const() || !k[1].is_const() || k[1].value() == 0 || q[2].value() % k[1].value() != 0) {
-      return InferResult::fail("q heads must be a constant multiple of the cache's kv heads");
-    }
-    if (!k[2].is_const()) return InferResult::fail("the cache's max_seq must be a constant");
-    if (!(ctx.attr_float("scale") >= 0)) return InferResult::fail("scale must be >= 0");
+    if (ctx.shape(0)[0] != ctx.shape(1)[0]) return InferResult::fail("q and the cache differ in batch");
+    if (const std::string why = sdpa_cache_error(ctx); !why.empty()) return InferResult::fail(why);
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
+// sdpa_rows(q [1, R, Hq, D], k_cache [S, Hkv, MaxS, D], v_cache, rows i32 [R, 2]) -> [1, R, Hq, D]:
+// sdpa_with_kv_cache for a step of rows of different sequences: row r at (slot, position) =
+// rows[r] attends over rows 0 .. position of its slot, grouped-query heads as sdpa's (`scale`
+// likewise). A row whose slot or position is out of the caches gives zeros.
+OpSchema sdpa_rows() {
+  OpSchema s = sdpa_with_kv_cache();
+  s.name = "sdpa_rows";
+  s.inputs.back() = rows_input();
+  s.infer = [](const InferContext& ctx) {
+    check_rows(ctx, 3);
+    if (const std::string why = sdpa_cache_error(ctx); !why.empty()) return InferResult::fail(why);
+    if (!ctx.shape(1)[0].is_const()) return InferResult::fail("the cache's slots must be a constant");
     return InferResult::success(ctx.type(0));
   };
   return s;
@@ -386,7 +462,9 @@ void register_transformer(OpRegistry& r) {
   r.add(with_add_rms_norm(*r.find("linear_swiglu_linear")));
   r.add(update_cache());
   r.add(rope_update_cache());
+  r.add(rope_update_cache_rows());
   r.add(sdpa_with_kv_cache());
+  r.add(sdpa_rows());
   r.add(rope_sdpa_with_kv_cache());
   // nn's linear is registered before this family.
   r.add(rope_sdpa_linear(rope_sdpa_with_kv_cache(), *r.find("linear")));

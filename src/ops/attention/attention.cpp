@@ -2,7 +2,9 @@
 // q/k norm, rope and both cache updates in one dispatch, in place on both caches),
 // sdpa_with_kv_cache, rope_sdpa_with_kv_cache (rope_update_cache then sdpa_with_kv_cache as
 // one node: rope_sdpa.cpp) and rope_sdpa_linear (that and the output projection as one node:
-// rope_sdpa_linear.cpp). sdpa's routes, in preference order:
+// rope_sdpa_linear.cpp); for continuous batching (a step of rows of several sequences, each at
+// its own cache slot and position) rope_update_cache_rows and sdpa_rows, one route each
+// (rope_update_cache.cpp, sdpa_rows.cpp). sdpa's routes, in preference order:
 //   flash_decoding      S == 1 at build time: split-K over the cache, its chunks merged by the
 //                       dispatch's last workgroup per kv head (one pass while input_pos + 1 <=
 //                       runtime option sdpa_decode_single_max)
@@ -29,7 +31,10 @@ void register_attention(runtime::KernelRegistry& registry) {
   registry.add({"update_cache", {attention::update_cache_route()}, false, true});
   registry.add({"rope_update_cache", {attention::rope_update_cache_route()}, false,
                 attention::rope_update_cache_in_place()});
+  registry.add({"rope_update_cache_rows", {attention::rope_update_cache_rows_route()}, false,
+                attention::rope_update_cache_in_place()});
   registry.add({"sdpa_with_kv_cache", attention::sdpa_routes()});
+  registry.add({"sdpa_rows", {attention::sdpa_rows_route()}});
   // One-token steps rotate inside flash_decoding's kernels; otherwise the two ops' routes.
   std::vector<runtime::Route> fused{attention::rope_flash_decoding_route()};
   for (runtime::Route& sdpa : attention::sdpa_routes()) {

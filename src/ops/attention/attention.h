@@ -56,6 +56,8 @@ Geometry geometry_now(const runtime::NodeContext& ctx);
 Geometry geometry_max(const runtime::NodeContext& ctx);
 // The checks every sdpa route makes: input_pos, storages, ranks and sizes.
 std::string sdpa_guard(const runtime::NodeContext& ctx);
+// sdpa_guard's checks but input_pos's (sdpa_rows makes them too): storages, ranks and sizes.
+std::string sdpa_storage_guard(const runtime::NodeContext& ctx);
 // The attr `scale`, or 1/sqrt(head_dim) when it is 0, as f32 bits.
 uint32_t scale_bits(const runtime::NodeContext& ctx);
 // Variant suffix "<q/out>.<cache>", e.g. "f32.f16".
@@ -78,6 +80,11 @@ runtime::Route update_cache_route();
 // rope_update_cache: its route, and the cache inputs it updates in place (as outputs 1 and 2).
 runtime::Route rope_update_cache_route();
 runtime::InPlace rope_update_cache_in_place();
+// rope_update_cache_rows (continuous batching): the same kernel with each token's (slot, position)
+// from `rows`, in place on the caches as rope_update_cache is.
+runtime::Route rope_update_cache_rows_route();
+// sdpa_rows (sdpa_rows.cpp): a workgroup per (row, kv head) over the visible rows of the row's slot.
+runtime::Route sdpa_rows_route();
 runtime::Route materialized_route();
 runtime::Route flash_decoding_route();
 runtime::Route k16_route(uint32_t query_tile);

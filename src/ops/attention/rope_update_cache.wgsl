@@ -1,6 +1,8 @@
 // rope_update_cache: q, k and v of one step ([B, S, H, D], H = Hq for q, Hkv for k and v) in one
 // pass, as rows of D channels: the q rows first, then the k rows, then the v rows. Row r of a
-// tensor is (b, s, h) with r = (b * S + s) * H + h, token s at position input_pos + s.
+// tensor is (b, s, h) with r = (b * S + s) * H + h, token s at position input_pos + s of cache
+// slot b. rope_update_cache_rows (continuous batching, B = 1): token s at the (slot, position)
+// that Rows[s] gives (token_rows); a token out of the caches writes nothing, and zeros as its q.
 //
 // A row is `units` pieces, one per invocation (`lanes` invocations per row, a power of two, the
 // ones past `units` idle; a workgroup takes WG / lanes rows). Piece u holds channels a0 = 2u and
@@ -10,9 +12,9 @@
 //   q and k rows: with NORM, the row's inverse RMS (each piece's squares, added over the row's
 //     invocations in lane order), each channel scaled by it and by its weight and rounded to the
 //     activation dtype, as rms_norm gives it. Then the rotation of rope (rope_sincos,
-//     rope_rotate: rope_angles.wgsl). q rows go to QOut (q's layout and
-//     dtype); k rows, rounded to the activation dtype, to cache row (b, h, input_pos + s) of
-//     KCache, converted to the cache's storage.
+//     rope_rotate: rope_angles.wgsl) at the token's position. q rows go to QOut (q's layout and
+//     dtype); k rows, rounded to the activation dtype, to the token's cache row (slot, h,
+//     position) of KCache, converted to the cache's storage.
 //   v rows: to the same cache row of VCache, converted as update_cache converts them.
 // Nothing else of the caches is written.
 #include "workgroup.wgsl"
@@ -34,7 +36,7 @@ struct Params {
   norm_words: u32,  // words of one norm weight
   lanes: u32,       // invocations per row: a power of two >= units, <= WG
   units: u32,       // pieces per row: ceil(D / 2 / FREQS)
-  pad0: u32,
+  slots: u32,       // the caches' slots (B; S of rope_update_cache_rows)
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -46,6 +48,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> QOut: array<u32>;
 @group(0) @binding(6) var<storage, read_write> KCache: array<u32>;
 @group(0) @binding(7) var<storage, read_write> VCache: array<u32>;
+// rope_update_cache_rows only (token_rows): i32 [S, 2], each token's (slot, position).
+@group(0) @binding(8) var<storage, read> Rows: array<u32>;
 
 const WG = 256u;  // kWorkgroupSize on the host
 const ROTATE_HALF = {{rotate_half}};  // pairs (f, f + D/2), two frequencies a piece; else (2f, 2f + 1)
@@ -100,6 +104,16 @@ fn normalized(kind: u32, c: u32, x: f32, inv_rms: f32) -> f32 {
 }
 
 fn turns(f: u32) -> vec2<u32> { return vec2<u32>(Table[2u * f], Table[2u * f + 1u]); }
+
+// Where token s of batch b goes: (slot, position, 1), or z = 0 where it is out of the caches.
+// token_step: slot b at input_pos + s (the host checked the range). token_rows: Rows[s], in the
+// caches when slot < slots and position < max_seq (a negative i32 is a large u32).
+fn token_step(b: u32, s: u32) -> vec3<u32> { return vec3<u32>(b, params.pos + s, 1u); }
+fn token_rows(b: u32, s: u32) -> vec3<u32> {
+  let slot = Rows[2u * s];
+  let pos = Rows[2u * s + 1u];
+  return select(vec3<u32>(0u), vec3<u32>(slot, pos, 1u), slot < params.slots && pos < params.max_seq);
+}
 
 // Writes v.x at element e of QOut (kind 0), KCache (kind 1) or VCache (kind 2), and v.y at e + 1
 // when `two`. A packed f16 target always gets a whole word (e even, two set: the host's guard).
@@ -176,7 +190,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let inv_rms = {{inv_rms}};
   if (!live) { return; }
 
-  if (kind < 2u) {
+  let at = {{token}}(bs / params.seq, bs % params.seq);
+  if (at.z == 0u) {
+    if (kind != 0u) { return; }
+    x = vec4<f32>(0.0, 0.0, 0.0, 0.0);
+  } else if (kind < 2u) {
     if (NORM) {
       x.x = normalized(kind, a0, x.x, inv_rms);
       x.y = normalized(kind, a0 + 1u, x.y, inv_rms);
@@ -185,7 +203,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         x.w = normalized(kind, a0 + half + 1u, x.w, inv_rms);
       }
     }
-    let pos = params.pos + bs % params.seq;
+    let pos = at.y;
     if (ROTATE_HALF) {
       let r0 = rope_rotate(x.x, x.z, rope_sincos(pos, turns(a0)));
       var r1 = vec2<f32>(0.0, 0.0);
@@ -197,10 +215,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
 
-  // q keeps its layout; k and v go to cache row (b, h, input_pos + s).
-  let s = bs % params.seq;
-  let b = bs / params.seq;
-  let out = select(((b * params.hkv + h) * params.max_seq + params.pos + s) * dim, src, kind == 0u);
+  // q keeps its layout; k and v go to cache row (slot, h, position).
+  let out = select(((at.x * params.hkv + h) * params.max_seq + at.y) * dim, src, kind == 0u);
   put(kind, out + a0, x.xy, two);
   if (ROTATE_HALF) { put(kind, out + a0 + half, x.zw, two); }
 }

@@ -56,7 +56,11 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
   constexpr Binding U = Binding::Uniform, R = Binding::ReadOnlyStorage, W = Binding::Storage;
   const std::string_view t = variant.template_id;
   if (t == "update_cache") return {U, R, W};                // value, cache
-  if (t == "rope_update_cache") return {U, R, R, R, R, W, W, W};  // q, k, v, table, q out, caches
+  // q, k, v, table, q out, caches; the _rows variants then the rows.
+  if (t == "rope_update_cache" && variant.variant.starts_with("rope_update_cache_rows.")) {
+    return {U, R, R, R, R, W, W, W, R};
+  }
+  if (t == "rope_update_cache") return {U, R, R, R, R, W, W, W};
   if (t == "sdpa_materialized") return {U, R, R, R, W, W};  // q, k, v, scores, out
   // q, k and v caches, stats and acc, out; flash_rope writes the caches and adds the new k and v
   // rows and the rope table; both end with the chunk counts of the in-kernel merge, then the
@@ -65,6 +69,7 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
   if (t == "sdpa_flash") return {U, R, R, R, W, W, W, R};
   if (t == "sdpa_combine") return {U, R, R, W};  // stats, acc, out
   if (t == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
+  if (t == "sdpa_rows") return {U, R, R, R, R, W};          // q, k and v caches, rows, out
   throw std::logic_error("attention template " + std::string(t) + " has no bindings");
 }
 
@@ -123,6 +128,10 @@ Geometry geometry_max(const NodeContext& ctx) { return geometry_of(ctx.input_max
 
 std::string sdpa_guard(const NodeContext& ctx) {
   if (auto why = position_guard(ctx, 3); !why.empty()) return why;
+  return sdpa_storage_guard(ctx);
+}
+
+std::string sdpa_storage_guard(const NodeContext& ctx) {
   if (float_label(ctx.input(0).storage).empty() || float_label(ctx.output(0).storage).empty()) {
     return std::string("q is stored as ") + runtime::storage_name(ctx.input(0).storage);
   }

@@ -90,6 +90,26 @@ inline std::vector<float> run_step(Program& prog, const AttnConfig& c, const Ste
   return prog.read_f32("out");
 }
 
+// One query row's attention over cache rows 0 .. len - 1 in double: q [dim] (floats), row j's
+// key and value elements k(j, d) and v(j, d); the output [dim] goes to `out`.
+template <typename KeyAt, typename ValueAt>
+void attend_row(const float* q, int64_t dim, int64_t len, double scale, KeyAt k, ValueAt v, float* out) {
+  std::vector<double> p(static_cast<size_t>(len));
+  double m = -std::numeric_limits<double>::infinity(), sum = 0;
+  for (int64_t j = 0; j < len; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < dim; ++d) dot += double{q[d]} * k(j, d);
+    p[j] = dot * scale;
+    m = std::max(m, p[j]);
+  }
+  for (double& x : p) sum += (x = std::exp(x - m));
+  for (int64_t d = 0; d < dim; ++d) {
+    double acc = 0;
+    for (int64_t j = 0; j < len; ++j) acc += p[j] * v(j, d);
+    out[d] = static_cast<float>(acc / sum);
+  }
+}
+
 // The token history and causal grouped-query attention over it, in double. `round_kv`: the
 // history holds k and v as an f16 cache does (each rounded once to the nearest f16).
 class AttnReference {
@@ -118,21 +138,10 @@ class AttnReference {
       for (int64_t s = 0; s < st.seq; ++s)
         for (int64_t h = 0; h < c_.hq; ++h) {
           const size_t qb = static_cast<size_t>(((b * st.seq + s) * c_.hq + h) * c_.dim);
-          const int64_t len = st.pos + s + 1;
-          std::vector<double> p(static_cast<size_t>(len));
-          double m = -std::numeric_limits<double>::infinity(), sum = 0;
-          for (int64_t j = 0; j < len; ++j) {
-            double dot = 0;
-            for (int64_t d = 0; d < c_.dim; ++d) dot += double{st.q[qb + d]} * k_[cache_index(b, h / group, j, d)];
-            p[j] = dot * scale;
-            m = std::max(m, p[j]);
-          }
-          for (double& x : p) sum += (x = std::exp(x - m));
-          for (int64_t d = 0; d < c_.dim; ++d) {
-            double acc = 0;
-            for (int64_t j = 0; j < len; ++j) acc += p[j] * v_[cache_index(b, h / group, j, d)];
-            out[qb + d] = static_cast<float>(acc / sum);
-          }
+          attend_row(
+              &st.q[qb], c_.dim, st.pos + s + 1, scale,
+              [&](int64_t j, int64_t d) { return k_[cache_index(b, h / group, j, d)]; },
+              [&](int64_t j, int64_t d) { return v_[cache_index(b, h / group, j, d)]; }, &out[qb]);
         }
     return out;
   }
@@ -173,6 +182,51 @@ inline std::string rejected_text(const RouteChoice& r) {
 inline constexpr RopeReference kLlamaRope{.theta = 5e5, .llama3 = true};
 inline constexpr RopeReference kQwenRope{.theta = 1e6};
 inline constexpr RopeReference kInterleavedRope{.theta = 1e4, .interleaved = true};
+
+// The q or k rows of a step ([1, S, H, D], token s at position pos + s) as rope_update_cache
+// gives them, in double: normalized (with `weight` and `eps`; not when `weight` is empty) and
+// rotated by `rope`. With f16 activations (`f16`) the normalized values are rounded to f16 as the
+// ops round them; a value at a rounding boundary may round the other way in f32, which moves an
+// output by up to an f16 ulp of each of its pair's inputs: `spread` is that sum |a| + |b| per
+// element (0 otherwise).
+struct RopeRows {
+  std::vector<double> values, spread;
+};
+inline RopeRows rope_rows(const RopeReference& rope, int64_t dim, bool f16, double eps, const std::vector<float>& x,
+                          int64_t seq, int64_t heads, const std::vector<float>& weight, int64_t pos) {
+  std::vector<double> in(x.begin(), x.end());
+  std::vector<double> spread(x.size(), 0.0);
+  if (!weight.empty()) {
+    in = norm_ref(x, static_cast<size_t>(dim), false, eps, weight, {});
+    if (f16) {
+      const size_t d = static_cast<size_t>(dim);
+      for (double& e : in) e = round_f16(e);
+      for (size_t row = 0; row < x.size() / d; ++row) {
+        for (size_t i = 0; i < d / 2; ++i) {
+          const auto [a, b] = rope.channels(i, dim);
+          spread[row * d + a] = spread[row * d + b] = std::abs(in[row * d + a]) + std::abs(in[row * d + b]);
+        }
+      }
+    }
+  }
+  return {rope.rotate(in, seq, heads, dim, pos), spread};
+}
+
+// rope_rows' tolerance. f32 results: the project's (abs 1e-4 or rel 1e-3). f16 results: one f16
+// ulp of the value plus one of each input it came from (RopeRows::spread), or 1e-4 where f16 is
+// subnormal.
+template <typename T>
+::testing::AssertionResult rope_matches(const std::vector<float>& got, const std::vector<T>& want,
+                                        const std::vector<T>& spread, bool f16) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], w = want[i], err = std::abs(g - w);
+    const bool ok = f16 ? err <= kF16Abs + kF16Rel * (std::abs(w) + spread[i])
+                        : err <= 1e-4 || err <= 1e-3 * std::abs(w);
+    if (!ok) return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w;
+  }
+  return ::testing::AssertionSuccess();
+}
 
 // Values as an activation tensor holds them: f16 (`f16`, values already exact in f16) or f32.
 inline std::vector<uint8_t> activation_bytes(bool f16, const std::vector<float>& x) {

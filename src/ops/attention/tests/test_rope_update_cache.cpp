@@ -128,48 +128,19 @@ std::unique_ptr<Program> make_program(const Case& c, const std::vector<float>& q
   return std::make_unique<Program>(testing::shared_context(), b.build(), b.weights());
 }
 
-// The q or k rows of a step ([1, S, H, D]) normalized (with a weight) and rotated, in double.
-// With f16 activations the normalized values are rounded to f16 as the ops round them; a value
-// at a rounding boundary may round the other way in f32, which moves an output by up to an f16
-// ulp of each of its pair's inputs: `spread` is that sum |a| + |b| per element (0 otherwise).
-struct Expected {
-  std::vector<double> values, spread;
-};
+using Expected = testing::RopeRows;
+// The q or k rows of a step ([1, S, H, D]) as the op gives them (testing::rope_rows).
 Expected expected_rows(const Case& c, const std::vector<float>& x, int64_t seq, int64_t heads,
                        const std::vector<float>& weight, int64_t pos) {
-  std::vector<double> in(x.begin(), x.end());
-  std::vector<double> spread(x.size(), 0.0);
-  if (!weight.empty()) {
-    in = testing::norm_ref(x, static_cast<size_t>(c.dim), false, kEps, weight, {});
-    if (f16_io(c)) {
-      const size_t d = static_cast<size_t>(c.dim);
-      for (double& e : in) e = testing::round_f16(e);
-      for (size_t row = 0; row < x.size() / d; ++row) {
-        for (size_t i = 0; i < d / 2; ++i) {
-          const auto [a, b] = c.rope.channels(i, c.dim);
-          spread[row * d + a] = spread[row * d + b] = std::abs(in[row * d + a]) + std::abs(in[row * d + b]);
-        }
-      }
-    }
-  }
-  return {c.rope.rotate(in, seq, heads, c.dim, pos), spread};
+  return testing::rope_rows(c.rope, c.dim, f16_io(c), kEps, x, seq, heads, weight, pos);
 }
 
 std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
-// f32 results: the project's tolerance (abs 1e-4 or rel 1e-3). f16 results: one f16 ulp of the
-// value plus one of each input it came from (Expected::spread), or 1e-4 where f16 is subnormal.
 template <typename T>
 ::testing::AssertionResult matches(const std::vector<float>& got, const std::vector<T>& want,
                                    const std::vector<T>& spread, bool f16) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i], w = want[i], err = std::abs(g - w);
-    const bool ok = f16 ? err <= testing::kF16Abs + testing::kF16Rel * (std::abs(w) + spread[i])
-                        : err <= 1e-4 || err <= 1e-3 * std::abs(w);
-    if (!ok) return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w;
-  }
-  return ::testing::AssertionSuccess();
+  return testing::rope_matches(got, want, spread, f16);
 }
 
 class RopeUpdateCache : public ::testing::TestWithParam<Case> {};

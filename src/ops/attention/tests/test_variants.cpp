@@ -19,8 +19,9 @@ TEST(AttentionVariants, EveryVariantCompiles) {
                                 gpu::KernelSource{variant_wgsl(v), variant_bindings(v)}));
     ++n;
   }
-  // update_cache, rope_update_cache, materialized, flash and flash_rope, combine, k16
-  EXPECT_EQ(n, 4u + 16u + 4u + 8u + 2u + 16u);
+  // update_cache, rope_update_cache and rope_update_cache_rows, materialized, flash and
+  // flash_rope, combine, k16, sdpa_rows
+  EXPECT_EQ(n, 4u + 32u + 4u + 8u + 2u + 16u + 4u);
 }
 
 // The op families take wgx_workgroup_index from src/shaders/lib/workgroup.wgsl; it must be the

@@ -1,0 +1,149 @@
+// sdpa_rows: attention for a step of rows of several sequences (continuous batching). Row r of
+// q [1, R, Hq, D] is one token at (slot, position) = Rows[r]; its query heads attend over cache
+// rows 0 .. position of that slot ([S, Hkv, MaxS, D]). One workgroup per (row, kv head) serves
+// the group's query heads, so each k and v row is read once per group. The visible rows come in
+// tiles of T with an online softmax per head: the running max m, the sum l of exp(score - m) and
+// the accumulators acc of exp(score - m) * v, both rescaled by alpha = exp(m - m_new) when a tile
+// raises the max; the output is acc / l (write_out2). A row out of the caches (slot >= S or
+// position >= MaxS; a negative i32 is a large u32) gives zeros and reads no cache row.
+// Per tile, four phases with a barrier after each:
+//   A  invocation j scores the tile's row j for every head of the group (q is scaled when loaded),
+//      NEG past the visible rows;
+//   B1 invocation g < group takes head g's tile max: m_new, alpha;
+//   B2 invocation j turns row j's scores into probabilities exp(score - m_new) (0 past the rows);
+//   C  each invocation's units (a pair of output channels of one head, adjacent units reading
+//      adjacent v words) add p * v and p over the tile's rows, after rescaling acc and l by alpha.
+#include "workgroup.wgsl"
+#include "sdpa_out.wgsl"
+struct Params {
+  rows: u32,     // R
+  hq: u32,
+  hkv: u32,
+  group: u32,    // hq / hkv (<= MAX_G, group * dim <= MAX_GD)
+  max_seq: u32,
+  dim: u32,      // head_dim, even
+  slots: u32,    // S
+  scale: f32,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> Q: array<u32>;
+@group(0) @binding(2) var<storage, read> K: array<u32>;
+@group(0) @binding(3) var<storage, read> V: array<u32>;
+@group(0) @binding(4) var<storage, read> Rows: array<u32>;  // i32 [R, 2]: (slot, position)
+@group(0) @binding(5) var<storage, read_write> Out: array<u32>;  // [1, R, Hq, D], like q
+
+const OUT_F16: bool = {{out_f16}};  // q and Out: packed f16, else f32
+
+const WG: u32 = 64u;
+const T: u32 = WG;  // cache rows per tile: one per invocation in phases A and B2
+const MAX_G: u32 = 16u;
+const MAX_GD: u32 = 1024u;
+const UNITS: u32 = MAX_GD / 2u / WG;  // output pairs per invocation at most
+const NEG: f32 = -1.0e30;  // a masked score: exp(NEG - m) is 0 for any finite m
+
+var<workgroup> q_s: array<vec2<f32>, MAX_GD / 2u>;  // the group's queries, scaled ([head][pair])
+var<workgroup> p_s: array<f32, MAX_G * T>;          // [head][row]: scores, then probabilities
+var<workgroup> m_s: array<f32, MAX_G>;
+var<workgroup> alpha_s: array<f32, MAX_G>;
+var<workgroup> at_s: vec2<u32>;  // (visible rows, 0 out of the caches; element of the kv head's row 0)
+
+fn load_q2(i: u32) -> vec2<f32> { return {{load_q2}}; }
+fn load_k2(i: u32) -> vec2<f32> { return {{load_k2}}; }
+fn load_v2(i: u32) -> vec2<f32> { return {{load_v2}}; }
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let wg = wgx_workgroup_index(wid, nwg);
+  if (wg >= params.rows * params.hkv) { return; }
+  let r = wg / params.hkv;
+  let hk = wg % params.hkv;
+  let G = params.group;
+  let D = params.dim;
+  let half = D / 2u;
+  let pairs = G * half;
+  let qb = (r * params.hq + hk * G) * D;  // the group's first element of q and Out
+
+  if (lid == 0u) {
+    let slot = Rows[2u * r];
+    let pos = Rows[2u * r + 1u];
+    let ok = slot < params.slots && pos < params.max_seq;
+    at_s = select(vec2<u32>(0u), vec2<u32>(pos + 1u, (slot * params.hkv + hk) * params.max_seq * D), ok);
+  }
+  let at = workgroupUniformLoad(&at_s);
+  let len = at.x;
+  let kb = at.y;
+  if (len == 0u) {
+    for (var u = lid; u < pairs; u += WG) { write_out2(qb + 2u * u, vec2<f32>(0.0), 1.0); }
+    return;
+  }
+
+  for (var u = lid; u < pairs; u += WG) { q_s[u] = load_q2(qb + 2u * u) * params.scale; }
+  if (lid < G) { m_s[lid] = NEG; }
+  var acc: array<vec2<f32>, UNITS>;
+  var l: array<f32, UNITS>;
+  for (var k = 0u; k < UNITS; k++) {
+    acc[k] = vec2<f32>(0.0);
+    l[k] = 0.0;
+  }
+  workgroupBarrier();
+
+  for (var t0 = 0u; t0 < len; t0 += T) {
+    let j = t0 + lid;
+    let live = j < len;
+    // A: scores of row j.
+    for (var g = 0u; g < G; g++) {
+      var sc = NEG;
+      if (live) {
+        let kr = kb + j * D;
+        let qg = g * half;
+        var d = 0.0;
+        for (var p = 0u; p < half; p++) { d += dot(q_s[qg + p], load_k2(kr + 2u * p)); }
+        sc = d;
+      }
+      p_s[g * T + lid] = sc;
+    }
+    workgroupBarrier();
+    // B1: each head's new max.
+    if (lid < G) {
+      var mx = NEG;
+      for (var i = 0u; i < T; i++) { mx = max(mx, p_s[lid * T + i]); }
+      let m_new = max(m_s[lid], mx);
+      alpha_s[lid] = exp(m_s[lid] - m_new);
+      m_s[lid] = m_new;
+    }
+    workgroupBarrier();
+    // B2: probabilities of row j.
+    for (var g = 0u; g < G; g++) {
+      let e = g * T + lid;
+      p_s[e] = select(0.0, exp(p_s[e] - m_s[g]), live);
+    }
+    workgroupBarrier();
+    // C: p * v over the tile's rows.
+    let n = min(T, len - t0);
+    for (var k = 0u; k < UNITS; k++) {
+      let u = lid + k * WG;
+      if (u >= pairs) { break; }
+      let g = u / half;
+      let pb = g * T;
+      let vo = kb + t0 * D + 2u * (u % half);
+      var s = vec2<f32>(0.0);
+      var ls = 0.0;
+      for (var i = 0u; i < n; i++) {
+        let p = p_s[pb + i];
+        s += p * load_v2(vo + i * D);
+        ls += p;
+      }
+      let a = alpha_s[g];
+      acc[k] = acc[k] * a + s;
+      l[k] = l[k] * a + ls;
+    }
+    workgroupBarrier();  // p_s and alpha_s are read before the next tile writes them
+  }
+
+  for (var k = 0u; k < UNITS; k++) {
+    let u = lid + k * WG;
+    if (u >= pairs) { break; }
+    write_out2(qb + 2u * u, acc[k], l[k]);
+  }
+}
