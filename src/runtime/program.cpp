@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -55,13 +56,20 @@ Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& we
   build(&weights);
 }
 
+Program::Program(gpu::Context& gpu, Graph graph_in, const graph::WeightStore& weights, const Program& constants_from,
+                 RuntimeOptions options, const KernelRegistry& kernels)
+    : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
+  if (&constants_from.impl_->gpu != &gpu) throw std::invalid_argument("constants_from is a program of another device");
+  build(&weights, &constants_from);
+}
+
 Program::Program(gpu::Context& gpu, Graph graph_in, LaterWeights, RuntimeOptions options,
                  const KernelRegistry& kernels)
     : impl_(std::make_unique<Impl>(gpu, std::move(graph_in), checked(std::move(options)), kernels)) {
   build(nullptr);
 }
 
-void Program::build(const graph::WeightStore* weights) {
+void Program::build(const graph::WeightStore* weights, const Program* constants_from) {
   Impl& m = *impl_;
   gpu::Context& gpu = m.gpu;
   const Graph& g = m.graph;
@@ -144,9 +152,21 @@ void Program::build(const graph::WeightStore* weights) {
 
   // Device memory: constants, state, inputs, the intermediate arena.
   m.constant_buffers.resize(g.constants.size());
+  std::map<std::string, std::pair<const graph::TensorType*, const gpu::Buffer*>> shared;
+  if (constants_from) {
+    const Impl& from = *constants_from->impl_;
+    for (size_t c = 0; c < from.graph.constants.size(); ++c) {
+      const graph::Constant& k = from.graph.constants[c];
+      shared[k.name] = {&from.graph.type(k.value), from.constant_buffers[c]};
+    }
+  }
   for (size_t c = 0; c < g.constants.size(); ++c) {
     const graph::Constant& k = g.constants[c];
     const TensorRef& r = m.refs[k.value];
+    if (const auto it = shared.find(k.name); it != shared.end() && *it->second.first == g.type(k.value)) {
+      m.constant_buffers[c] = it->second.second;
+      continue;
+    }
     if (weights) {
       std::vector<uint8_t> bytes = to_storage(g.type(k.value).dtype, weights->bytes(k.data), r.storage, k.name);
       m.buffers.push_back(std::make_unique<gpu::Buffer>(gpu, bytes.data(), bytes.size(), k.name));

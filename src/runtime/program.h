@@ -106,6 +106,11 @@ class Program {
  public:
   Program(gpu::Context& gpu, graph::Graph graph, const graph::WeightStore& weights,
           RuntimeOptions options = {}, const KernelRegistry& kernels = KernelRegistry::global());
+  // A second graph of the same model (models::build_rows_decoder): constants that `constants_from`
+  // holds under the same name, dtype and size are read from its buffers instead of uploaded again
+  // (the caller vouches that their bytes are the same). `constants_from` must outlive this program.
+  Program(gpu::Context& gpu, graph::Graph graph, const graph::WeightStore& weights, const Program& constants_from,
+          RuntimeOptions options = {}, const KernelRegistry& kernels = KernelRegistry::global());
   // Weights that arrive after the build (a .wgx file streamed from the network): the constants'
   // buffers are made empty, and write_constant() fills them before the first execute().
   struct LaterWeights {};
@@ -253,7 +258,7 @@ class Program {
 
  private:
   friend class NodeContext;
-  void build(const graph::WeightStore* weights);  // null: LaterWeights
+  void build(const graph::WeightStore* weights, const Program* constants_from = nullptr);  // null: LaterWeights
   // write_constant()'s bytes for constant `index` of the graph as built (a chunk, or a whole).
   void write_later(size_t index, uint64_t offset, std::span<const uint8_t> bytes);
   void run(int repeats, int steps, const std::function<void(int)>& before_step);
