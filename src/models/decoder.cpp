@@ -48,8 +48,27 @@ struct Part {
 
 class Decoder {
  public:
-  Decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options)
-      : c_(config), w_(weights), o_(options) {
+  Decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options,
+          const BuiltModel* reuse = nullptr, int64_t slots = 0)
+      : c_(config), w_(weights), o_(options), reuse_(reuse), slots_(slots) {
+    if (reuse_) {
+      // The weights are the built model's constants, by name: no conversion, the same bytes;
+      // the sizes and formats are the ones it was built with.
+      b_.weights() = reuse_->weights;
+      const graph::Graph& g = reuse_->graph;
+      for (const graph::Constant& k : g.constants) reused_[k.name] = &k;
+      for (const graph::SymInt& sym : g.syms) {
+        if (sym.name == "input_pos") o_.max_seq = sym.max + 1;
+        if (sym.name == "seq") o_.max_prefill = sym.max;
+      }
+      for (const graph::MutableBuffer& buf : g.buffers) {
+        if (buf.name == label(0, "k_cache")) o_.half_kv_cache = g.type(buf.value).dtype == DType::f16;
+      }
+      const auto embed = reused_.find("model.embed_tokens.weight");
+      if (embed == reused_.end()) throw ModelError("", "model.embed_tokens.weight", "the model to batch has no embedding");
+      const DType table = g.type(embed->second->value).dtype;
+      o_.weights = table == DType::q4gsw ? WeightFormat::Q4 : table == DType::f16 ? WeightFormat::F16 : WeightFormat::F32;
+    }
     if (o_.max_seq < 1 || o_.max_prefill < 1) throw ModelError("", "LoadOptions", "max_seq and max_prefill must be >= 1");
     max_seq_ = std::min(o_.max_seq, c_.max_position_embeddings);
     max_prefill_ = std::min(o_.max_prefill, max_seq_);
@@ -57,7 +76,10 @@ class Decoder {
     cache_ = o_.half_kv_cache ? DType::f16 : DType::f32;
   }
 
-  BuiltModel build() {
+  BuiltModel build() { return slots_ > 0 ? build_rows() : build_sequence(); }
+
+ private:
+  BuiltModel build_sequence() {
     Progress progress(o_.progress, "converting");
     seq_ = b_.sym("seq", 1, max_prefill_);
     pos_ = b_.sym_value(b_.sym("input_pos", 0, max_seq_ - 1));
@@ -118,6 +140,54 @@ class Decoder {
     b_.mutate(seen, pick[1]);
     b_.output("next_token", pick[0]);
 
+    return finish(progress);
+  }
+
+  // The rows graph: a step's rows are tokens of up to `slots` sequences, each row at its own
+  // (slot, position) (input "rows"); the caches hold a slot per sequence; logits and the greedy
+  // next token come for the rows that "logit_rows" names (each sequence's last row this step).
+  BuiltModel build_rows() {
+    Progress progress(o_.progress, "converting");
+    seq_ = b_.sym("rows", 1, max_prefill_);
+    // At least 8 picks, so that a step of few sequences can pad its logit rows (llm::Batch).
+    const graph::SymId picks = b_.sym("picks", 1, std::min(std::max<int64_t>(slots_, 8), max_prefill_));
+    const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});
+    rows_ = b_.input("rows", DType::i32, {seq_, 2});
+    const ValueId logit_rows = b_.input("logit_rows", DType::i32, {picks});
+
+    progress.update("embedding");
+    const ValueId table = embedding_table();
+    const ValueId x = b_.op1("embedding", {table, tokens}, {{"dtype", graph::dtype_name(act_)}}, "embed");
+    ValueId residual = x;
+    ValueId pending = graph::kNoValue;
+    for (int64_t i = 0; i < c_.num_layers; ++i) {
+      progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
+      const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
+      const Normed in = pending == graph::kNoValue ? Normed{graph::kNoValue, residual, residual, in_norm, true}
+                                                   : Normed{graph::kNoValue, pending, residual, in_norm};
+      const ValueId attn = attention(i, in, residual);
+      const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
+      pending = mlp(i, {graph::kNoValue, attn, residual, post_norm}, residual);
+    }
+
+    progress.update("lm_head");
+    // The rows whose logits are asked for, gathered as an embedding lookup of the activations.
+    auto pick = [&](ValueId v, const char* name) {
+      const ValueId flat = b_.op1("reshape", {v}, {{"shape", Shape{seq_, c_.hidden_size}}});
+      const ValueId rows = b_.op1("embedding", {flat, logit_rows}, {}, name);
+      return b_.op1("reshape", {rows}, {{"shape", Shape{1, picks, c_.hidden_size}}});
+    };
+    const ValueId final_norm = norm_weight("model.norm.weight");
+    ValueId logits = b_.op("add_rms_norm_linear",
+                           {pick(pending, "logit_rows"), pick(residual, "logit_rows.residual"), final_norm, lm_head(table)},
+                           {{"eps", c_.rms_norm_eps}}, "lm_head")[0];
+    if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
+    b_.output("logits", logits);
+    b_.output("next_tokens", b_.op1("argmax", {logits}, {{"dim", -1}}, "next_tokens"));
+    return finish(progress);
+  }
+
+  BuiltModel finish(Progress& progress) {
     BuiltModel m;
     m.config = c_;
     m.graph = b_.build();
@@ -126,7 +196,6 @@ class Decoder {
     return m;
   }
 
- private:
   std::pair<ValueId, ValueId> add_norm(ValueId x, ValueId residual, ValueId weight, const std::string& name) {
     auto outs = b_.op("add_rms_norm", {x, residual, weight}, {{"eps", c_.rms_norm_eps}}, name);
     return {outs[0], outs[1]};
@@ -149,7 +218,15 @@ class Decoder {
   }
 
   std::map<std::string, ValueId> shared_;  // layer 0's matrices by name (share_layer_weights)
+  // The reused model's constant `name` (build_rows_decoder).
+  ValueId reused(const std::string& name) {
+    const auto it = reused_.find(name);
+    if (it == reused_.end()) throw ModelError("", name, "the model to batch has no constant of this name");
+    return b_.constant(name, reuse_->graph.type(it->second->value), it->second->data);
+  }
+
   ValueId norm_weight(const std::string& name, int64_t size = 0, const char* why = "hidden_size") {
+    if (reuse_) return reused(name);
     if (size == 0) size = c_.hidden_size;
     const SourceTensor t = w_.tensor(name, {size}, why);
     Encoded e = encode_dense(t.values, {size}, act_, {name, t.file});
@@ -161,6 +238,7 @@ class Decoder {
   // and up for linear_swiglu).
   ValueId matrix(const std::string& name, const std::vector<Part>& parts, int64_t cols, const char* cols_why,
                  bool interleave = false) {
+    if (reuse_) return reused(name);
     // LoadOptions::share_layer_weights: layer i's matrix is layer 0's of the same name.
     std::string share_key;
     if (o_.share_layer_weights && name.starts_with(kLayerPrefix)) {
@@ -234,12 +312,13 @@ class Decoder {
     const ValueId q = b_.op1("reshape", {qkv[0]}, {{"shape", Shape{1, seq_, c_.num_heads, d}}});
     const ValueId k = b_.op1("reshape", {qkv[1]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
     const ValueId v = b_.op1("reshape", {qkv[2]}, {{"shape", Shape{1, seq_, c_.num_kv_heads, d}}});
-    const Shape cache_shape{1, c_.num_kv_heads, max_seq_, d};
+    const Shape cache_shape{slots_ > 0 ? slots_ : 1, c_.num_kv_heads, max_seq_, d};
     const ValueId kc = b_.mutable_buffer(label(i, "k_cache"), cache_, cache_shape);
     const ValueId vc = b_.mutable_buffer(label(i, "v_cache"), cache_, cache_shape);
     const ValueId wo = matrix(layer_tensor(i, "self_attn.o_proj.weight"),
                               {{layer_tensor(i, "self_attn.o_proj.weight"), c_.hidden_size, "hidden_size"}}, q_rows,
                               "num_attention_heads * head_dim");
+    if (slots_ > 0) return attention_rows(i, q, k, v, kc, vc, wo);
     // Qwen3's q/k norms, rope on q and k, both cache updates, the attention and the output
     // projection: one node (at a decode step two dispatches, pass 1 of the split attention and
     // the projection merging its chunks, instead of rope_update_cache, sdpa_with_kv_cache's two
@@ -256,6 +335,26 @@ class Decoder {
     b_.mutate(kc, outs[1]);
     b_.mutate(vc, outs[2]);
     return outs[3];
+  }
+
+  // The rows graph's attention: rope and the cache writes at each row's (slot, position), the
+  // attention of each row over its slot, then the output projection.
+  ValueId attention_rows(int64_t i, ValueId q, ValueId k, ValueId v, ValueId kc, ValueId vc, ValueId wo) {
+    const int64_t d = c_.head_dim;
+    std::vector<ValueId> in{q, k, v, kc, vc, rows_};
+    graph::Attrs attrs = rope_attrs();
+    if (c_.architecture == Architecture::Qwen3) {
+      in.push_back(norm_weight(layer_tensor(i, "self_attn.q_norm.weight"), d, "head_dim"));
+      in.push_back(norm_weight(layer_tensor(i, "self_attn.k_norm.weight"), d, "head_dim"));
+      attrs.insert_or_assign("eps", c_.rms_norm_eps);
+    }
+    const std::vector<ValueId> roped = b_.op("rope_update_cache_rows", in, attrs, label(i, "attn.rope_cache"));
+    b_.mutate(kc, roped[1]);
+    b_.mutate(vc, roped[2]);
+    const ValueId a = b_.op1("sdpa_rows", {roped[0], roped[1], roped[2], rows_},
+                             {{"scale", 1.0 / std::sqrt(static_cast<double>(d))}}, label(i, "attn.sdpa"));
+    const ValueId flat = b_.op1("reshape", {a}, {{"shape", Shape{1, seq_, c_.num_heads * d}}});
+    return b_.op1("linear", {flat, wo}, {}, label(i, "attn.o_proj"));
   }
 
   ValueId mlp(int64_t i, const Normed& in, ValueId& residual) {
@@ -288,6 +387,9 @@ class Decoder {
   const ModelConfig& c_;
   const WeightSource& w_;
   LoadOptions o_;
+  const BuiltModel* reuse_ = nullptr;  // build_rows_decoder's model
+  std::map<std::string, const graph::Constant*> reused_;
+  int64_t slots_ = 0;
   graph::GraphBuilder b_;
   DType act_ = DType::f32;
   DType cache_ = DType::f32;
@@ -295,6 +397,7 @@ class Decoder {
   int64_t max_prefill_ = 0;
   graph::SymId seq_;
   ValueId pos_ = graph::kNoValue;
+  ValueId rows_ = graph::kNoValue;  // the rows graph's (slot, position) per row
 };
 
 }  // namespace
@@ -312,6 +415,12 @@ WeightSource checkpoint_weights(const Checkpoint& checkpoint) {
 
 BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options) {
   return Decoder(config, weights, options).build();
+}
+
+BuiltModel build_rows_decoder(const BuiltModel& model, int64_t slots) {
+  if (slots < 1) throw ModelError("", "slots", "a rows graph needs at least one slot");
+  const WeightSource none{"", {}};
+  return Decoder(model.config, none, LoadOptions{}, &model, slots).build();
 }
 
 BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options) {

@@ -26,6 +26,8 @@
 // all_logits, lm_head (the embedding table when tied), and next_token = sample_token_penalized
 // of the last position's logits with the "sampling" input's settings and the "seen_tokens" state
 // (decoding picks it on the device: model.h).
+//
+// build_rows_decoder: the same layers over rows of several sequences (continuous batching), below.
 #pragma once
 
 #include <functional>
@@ -56,5 +58,15 @@ WeightSource checkpoint_weights(const Checkpoint& checkpoint);  // which must ou
 
 BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options);
 BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options);
+
+// The rows graph of a built decoder (continuous batching), reading the same constants (by name,
+// no conversion; a Program built with runtime::Program's constants_from shares their buffers).
+// A step feeds R rows, each a token of some sequence at (slot, position) = input "rows" [R, 2];
+// the KV caches hold `slots` sequences ([slots, kv_heads, max_seq, head_dim]); per layer the
+// products are the one-sequence graph's over all rows, the attention rope_update_cache_rows then
+// sdpa_rows then linear(Wo). Outputs: "logits" [1, K, vocab] and "next_tokens" [1, K] (argmax) for
+// the K rows that input "logit_rows" names (each sequence's last row of the step). Context, step
+// size, weight and cache formats are the model's.
+BuiltModel build_rows_decoder(const BuiltModel& model, int64_t slots);
 
 }  // namespace wgx::models
