@@ -6,7 +6,7 @@
 #include <chrono>
 #include <deque>
 
-#include "llm/stop_strings.h"
+#include "llm/emitter.h"
 
 namespace wgx::llm {
 
@@ -248,13 +248,12 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
 
   stats.pipelined = pipelined;
   stats.drawn_on_device = drawn;
-  std::optional<tokenizer::StreamDecoder> stream;  // no text without a tokenizer
-  if (tokenizer_) stream.emplace(*tokenizer_, options.skip_special);
-  StopMatcher stops(options.stop_strings);
+  Emitter emitter(tokenizer_, options, on_token, result);
   Clock::time_point first_token;
   CpuTime cpu0;
   runtime::Program::HostTimes host0;
-  // Takes one sampled token: context, text, callback, stop conditions. Whether to go on.
+  // Takes one sampled token: the context, then text, callback and stop conditions. Whether to
+  // go on.
   auto accept = [&](int32_t token) {
     if (result.tokens.empty()) {
       first_token = Clock::now();
@@ -262,28 +261,8 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
       cpu0 = cpu_now();
       host0 = program_.host_times();
     }
-    result.tokens.push_back(token);
     context_.push_back(token);
-    const bool eos = std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
-    const bool last = eos || static_cast<int64_t>(result.tokens.size()) == options.max_new_tokens;
-    std::string piece = eos || !stream ? std::string() : stream->push(token);  // an eos is not text
-    if (last && stream) piece += stream->finish();
-    std::string text = stops.push(piece);
-    if (last && !stops.matched()) text += stops.flush();
-    result.text += text;
-    const bool go_on = !on_token || on_token(token, text);
-    if (stops.matched()) {
-      result.stop = StopReason::StopString;
-    } else if (eos) {
-      result.stop = StopReason::Eos;
-    } else if (last) {
-      result.stop = StopReason::MaxTokens;
-    } else if (!go_on) {
-      result.stop = StopReason::Cancelled;
-    } else {
-      return true;
-    }
-    return false;
+    return emitter.accept(token);
   };
 
   if (!pipelined) {

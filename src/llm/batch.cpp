@@ -1,0 +1,209 @@
+#include "llm/batch.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ops/quant/product_parts.h"
+
+namespace wgx::llm {
+
+namespace {
+
+// Every step runs the products' tiled kernels with one plan, whatever the step holds: at least
+// kMinRows rows (with fewer the products take their gemv kernels; dummy rows, at a slot past the
+// caches, write nothing) and at most kMaxRows, one tile of rows (q4_gemm splits K by the number
+// of row tiles). A row's arithmetic then does not depend on the other rows, so a greedy sequence
+// gets the same tokens alone as beside others.
+constexpr int64_t kMinRows = static_cast<int64_t>(ops::quant::products::kGemvRows) + 1;
+constexpr int64_t kMaxRows = static_cast<int64_t>(ops::quant::products::kTile);
+
+const graph::NamedValue* find(const std::vector<graph::NamedValue>& list, const char* name) {
+  for (const graph::NamedValue& v : list) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+BatchLimits batch_limits(const graph::Graph& graph) {
+  auto missing = [](const std::string& what) {
+    throw std::invalid_argument("the rows graph has no " + what + " (models/decoder.h: build_rows_decoder)");
+  };
+  const graph::NamedValue* tokens = find(graph.inputs, "tokens");
+  const graph::NamedValue* logits = find(graph.outputs, "logits");
+  if (!tokens) missing("input \"tokens\"");
+  if (!find(graph.inputs, "rows")) missing("input \"rows\"");
+  if (!find(graph.inputs, "logit_rows")) missing("input \"logit_rows\"");
+  if (!logits) missing("output \"logits\"");
+  if (!find(graph.outputs, "next_tokens")) missing("output \"next_tokens\"");
+  BatchLimits l;
+  l.max_rows = graph.type(tokens->value).shape.back().max_value(graph.syms);
+  l.picks = graph.type(find(graph.inputs, "logit_rows")->value).shape.back().max_value(graph.syms);
+  l.vocab = graph.type(logits->value).shape.back().value();
+  for (const graph::MutableBuffer& b : graph.buffers) {
+    const graph::Shape& s = graph.type(b.value).shape;
+    if (s.size() == 4) {
+      l.slots = s[0].value();
+      l.max_seq = s[2].value();
+      break;
+    }
+  }
+  if (l.slots < 1) missing("KV cache [slots, kv_heads, max_seq, head_dim]");
+  return l;
+}
+
+Batch::Batch(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, BatchLimits limits)
+    : program_(program), tokenizer_(std::move(tokenizer)), limits_(limits) {
+  program_.reset_state();
+  for (int64_t s = limits_.slots - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
+}
+
+uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& options, TokenCallback on_token) {
+  if (free_.empty()) throw std::invalid_argument("no free slot: all " + std::to_string(limits_.slots) + " run");
+  if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
+  if (options.max_new_tokens < 1) throw std::invalid_argument("a sequence of a batch generates at least one token");
+  for (int32_t id : prompt) {
+    if (id < 0 || id >= limits_.vocab) {
+      throw std::invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                  std::to_string(limits_.vocab) + ")");
+    }
+  }
+  const int64_t need = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
+  if (need > limits_.max_seq) {
+    throw ContextFullError("a sequence holds " + std::to_string(limits_.max_seq) + " tokens, but the prompt has " +
+                           std::to_string(prompt.size()) + " and " + std::to_string(options.max_new_tokens) +
+                           " new tokens were asked for");
+  }
+  auto s = std::make_unique<Sequence>();
+  s->id = next_id_++;
+  s->slot = free_.back();
+  s->options = options;
+  s->on_token = std::move(on_token);
+  s->context = std::move(prompt);
+  s->device_pick = options.sampling.greedy() && options.sampling.repetition_penalty == 1.0f;
+  if (!s->device_pick) s->sampler.emplace(options.sampling);
+  s->emitter = std::make_unique<Emitter>(tokenizer_, s->options, s->on_token, s->result);
+  s->start = Clock::now();
+  s->result.stats.prompt_tokens = static_cast<int64_t>(s->context.size());
+  free_.pop_back();
+  const uint64_t id = s->id;
+  sequences_.push_back(std::move(s));
+  return id;
+}
+
+void Batch::cancel(uint64_t id) {
+  for (auto& s : sequences_) {
+    if (s->id == id) s->cancelled = true;
+  }
+}
+
+Batch::Finished Batch::finish(size_t index) {
+  Sequence& s = *sequences_[index];
+  GenerationStats& st = s.result.stats;
+  st.generated_tokens = static_cast<int64_t>(s.result.tokens.size());
+  if (!s.result.tokens.empty()) st.decode_seconds = seconds(Clock::now() - s.first_token);
+  Finished f{s.id, std::move(s.result)};
+  free_.push_back(s.slot);
+  sequences_.erase(sequences_.begin() + static_cast<ptrdiff_t>(index));
+  return f;
+}
+
+std::vector<Batch::Finished> Batch::step() {
+  std::vector<Finished> done;
+  for (size_t i = sequences_.size(); i-- > 0;) {
+    if (sequences_[i]->cancelled) {
+      sequences_[i]->result.stop = StopReason::Cancelled;
+      done.push_back(finish(i));
+    }
+  }
+  std::reverse(done.begin(), done.end());
+  if (sequences_.empty()) return done;
+
+  // Decoding rows first (a token each), then prompts in arrival order while rows are left.
+  struct Part {
+    Sequence* seq;
+    int64_t from, count;
+  };
+  std::vector<Part> parts;
+  int64_t rows_left = std::min(limits_.max_rows, kMaxRows);
+  last_decode_rows_ = last_prompt_rows_ = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto& s : sequences_) {
+      const int64_t pending = static_cast<int64_t>(s->context.size()) - s->fed;
+      const bool decoding = !s->result.tokens.empty();
+      if ((pass == 0) != decoding || pending <= 0 || rows_left <= 0) continue;
+      const int64_t n = std::min(pending, rows_left);
+      parts.push_back({s.get(), s->fed, n});
+      rows_left -= n;
+      (decoding ? last_decode_rows_ : last_prompt_rows_) += n;
+    }
+  }
+  std::vector<int32_t> tokens, rows, picks;
+  std::vector<Sequence*> picked;
+  for (const Part& p : parts) {
+    for (int64_t i = 0; i < p.count; ++i) {
+      tokens.push_back(p.seq->context[static_cast<size_t>(p.from + i)]);
+      rows.push_back(p.seq->slot);
+      rows.push_back(static_cast<int32_t>(p.from + i));
+    }
+    if (p.from + p.count == static_cast<int64_t>(p.seq->context.size())) {
+      picks.push_back(static_cast<int32_t>(tokens.size() - 1));
+      picked.push_back(p.seq);
+    }
+  }
+  const int64_t min_rows = std::min(kMinRows, limits_.max_rows);
+  while (static_cast<int64_t>(tokens.size()) < min_rows) {
+    tokens.push_back(0);
+    rows.push_back(static_cast<int32_t>(limits_.slots));  // no slot: the row writes nothing
+    rows.push_back(0);
+  }
+  // Logits for the picked rows, the first repeated up to min_rows (a step of prompt chunks only
+  // picks none: its logits go unused).
+  const int64_t min_picks = std::min(kMinRows, limits_.picks);
+  if (picks.empty()) picks.push_back(0);
+  while (static_cast<int64_t>(picks.size()) < min_picks) picks.push_back(picks.front());
+  const auto n = static_cast<int64_t>(tokens.size());
+  program_.set_input<int32_t>("tokens", tokens, {1, n});
+  program_.set_input<int32_t>("rows", rows, {n, 2});
+  program_.set_input<int32_t>("logit_rows", picks, {static_cast<int64_t>(picks.size())});
+  const bool any_host = std::any_of(picked.begin(), picked.end(), [](Sequence* s) { return !s->device_pick; });
+  runtime::AsyncRead next = program_.read_async("next_tokens");
+  std::optional<runtime::AsyncRead> logits;
+  if (any_host) logits = program_.read_async("logits");
+  program_.execute();
+  for (const Part& p : parts) p.seq->fed += p.count;
+  if (picked.empty()) return done;
+
+  const std::vector<int32_t> ids = next.i32();
+  std::vector<float> all;
+  if (logits) all = logits->f32();
+  const auto vocab = static_cast<size_t>(limits_.vocab);
+  for (size_t k = 0; k < picked.size(); ++k) {
+    Sequence& s = *picked[k];
+    int32_t token = ids.at(k);
+    if (!s.device_pick) {
+      const std::span<const float> row(all.data() + k * vocab, vocab);
+      token = s.sampler->sample(row, s.context);
+    }
+    if (token < 0 || token >= limits_.vocab) {
+      throw std::runtime_error("the model's next token is " + std::to_string(token) +
+                               ", outside the vocabulary: were all logits NaN?");
+    }
+    if (s.result.tokens.empty()) {
+      s.first_token = Clock::now();
+      s.result.stats.first_token_seconds = seconds(s.first_token - s.start);
+      s.result.stats.prefill_seconds = s.result.stats.first_token_seconds;
+    }
+    s.context.push_back(token);
+    if (!s.emitter->accept(token)) {
+      const auto it = std::find_if(sequences_.begin(), sequences_.end(), [&](const auto& q) { return q.get() == &s; });
+      done.push_back(finish(static_cast<size_t>(it - sequences_.begin())));
+    }
+  }
+  return done;
+}
+
+}  // namespace wgx::llm

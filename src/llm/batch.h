@@ -1,0 +1,99 @@
+// Continuous batching over a rows graph (models::build_rows_decoder): up to `slots` sequences,
+// each in a KV cache slot of its own. Every step() feeds, in one pass over the weights, the last
+// token of each decoding sequence and chunks of new sequences' prompts beside them (decoding rows
+// first, then prompts in arrival order up to the step's row limit), so that sequences join and
+// leave between steps while the others go on. A step holds 5 to 64 rows (dummy rows fill small
+// steps), so that every product runs one kernel plan whatever the step holds: a greedy sequence's
+// tokens do not depend on the sequences beside it (tests/models/test_rows_decoder.cpp shows the
+// logits bit for bit, and that a one-row step would differ).
+//
+//   llm::Batch batch(rows_program, tokenizer);
+//   const uint64_t id = batch.add(prompt_ids, options, on_token);
+//   while (batch.running() > 0) {
+//     for (llm::Batch::Finished& f : batch.step()) use(f.id, f.result);
+//   }
+//
+// A sequence's tokens are picked on the device (argmax) where it is greedy without a repetition
+// penalty, otherwise on the host from its logits row (llm::Sampler, its own seeded stream). Text,
+// callbacks, stop strings and stop reasons are the generator's (llm::Emitter). Steps run one at a
+// time: the host waits for each step's tokens before recording the next.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "llm/emitter.h"
+#include "llm/generator.h"
+#include "llm/sampler.h"
+#include "runtime/program.h"
+
+namespace wgx::llm {
+
+struct BatchLimits {
+  int64_t slots = 0;     // sequences at once (the caches' first dim)
+  int64_t max_seq = 0;   // tokens a slot holds
+  int64_t max_rows = 0;  // rows one step feeds
+  int64_t picks = 0;     // rows one step gives logits for
+  int64_t vocab = 0;
+};
+// Read from a rows graph: "tokens" [1, rows], "rows" [rows, 2], "logit_rows", "logits",
+// "next_tokens", the caches' slots; std::invalid_argument naming what is missing.
+BatchLimits batch_limits(const graph::Graph& graph);
+
+class Batch {
+ public:
+  // The program (of a rows graph) must outlive the batch; its caches are the batch's from now on.
+  Batch(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, BatchLimits limits);
+
+  // Starts a sequence in a free slot; the next steps feed its prompt. Throws std::invalid_argument
+  // when no slot is free, the prompt is empty or holds ids outside the vocabulary;
+  // ContextFullError when the prompt and max_new_tokens exceed a slot.
+  uint64_t add(std::vector<int32_t> prompt, const GenerationOptions& options, TokenCallback on_token = {});
+  // Ends a sequence at the next step (StopReason::Cancelled); no effect for an unknown id.
+  void cancel(uint64_t id);
+
+  struct Finished {
+    uint64_t id = 0;
+    GenerationResult result;
+  };
+  // One step over every running sequence (nothing when none runs); the sequences that ended in it.
+  std::vector<Finished> step();
+
+  size_t running() const { return sequences_.size(); }
+  size_t free_slots() const { return free_.size(); }
+  const BatchLimits& limits() const { return limits_; }
+  // Rows of the last step: decoding rows and prompt rows.
+  int64_t last_decode_rows() const { return last_decode_rows_; }
+  int64_t last_prompt_rows() const { return last_prompt_rows_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Sequence {
+    uint64_t id = 0;
+    int32_t slot = 0;
+    GenerationOptions options;
+    TokenCallback on_token;
+    std::vector<int32_t> context;  // prompt and tokens so far
+    int64_t fed = 0;               // of them in the slot's cache
+    bool device_pick = false;      // greedy without a penalty: next_tokens
+    std::optional<Sampler> sampler;
+    GenerationResult result;
+    std::unique_ptr<Emitter> emitter;
+    bool cancelled = false;
+    Clock::time_point start, first_token;
+  };
+  Finished finish(size_t index);
+
+  runtime::Program& program_;
+  std::optional<tokenizer::Tokenizer> tokenizer_;
+  BatchLimits limits_;
+  std::vector<std::unique_ptr<Sequence>> sequences_;  // in arrival order
+  std::vector<int32_t> free_;
+  uint64_t next_id_ = 1;
+  int64_t last_decode_rows_ = 0, last_prompt_rows_ = 0;
+};
+
+}  // namespace wgx::llm

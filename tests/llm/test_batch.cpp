@@ -1,0 +1,152 @@
+// llm::Batch (continuous batching) on the demo model's rows graph: a greedy sequence gets the same
+// tokens alone as beside others that join and leave at other steps (slots reused), and a seeded
+// sampled one repeats; cancel ends a sequence; a full batch, an empty prompt, ids outside the
+// vocabulary and a prompt too long for a slot are refused. Why the tokens cannot depend on the
+// sequences beside them, with its negative control, is tests/models/test_rows_decoder.cpp's
+// (logits bit for bit). Each step on SwiftShader computes whole 64-row tiles: counts stay small.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "llm/batch.h"
+#include "models/decoder.h"
+#include "models/model.h"
+#include "runtime_test_util.h"
+
+namespace wgx::llm {
+namespace {
+
+using runtime::testing::shared_context;
+
+constexpr int64_t kSlots = 4;
+
+struct Demo {
+  models::BuiltModel single, rows;
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(WGX_DEMO_MODEL);
+  std::unique_ptr<runtime::Program> base, program;
+  BatchLimits limits;
+  Demo() {
+    models::LoadOptions o;
+    o.max_seq = 96;
+    o.max_prefill = 64;
+    single = models::load_hf(WGX_DEMO_MODEL, o);
+    rows = models::build_rows_decoder(single, kSlots);
+    limits = batch_limits(rows.graph);
+    base = std::make_unique<runtime::Program>(shared_context(), single.graph, single.weights);
+    program = std::make_unique<runtime::Program>(shared_context(), rows.graph, rows.weights, *base);
+  }
+};
+
+Demo& demo() {
+  static Demo d;
+  return d;
+}
+
+GenerationOptions greedy(int64_t n) {
+  GenerationOptions o;
+  o.max_new_tokens = n;
+  o.sampling.temperature = 0;
+  return o;
+}
+
+const std::vector<std::string> kPrompts = {"The meaning of life is", "You will meet", "A friend in need",
+                                           "Computers are", "If you want to"};
+constexpr int64_t kTokens = 10;
+
+// Runs every step until nothing runs; results by id.
+void drain(Batch& b, std::map<uint64_t, GenerationResult>& out) {
+  while (b.running() > 0) {
+    for (Batch::Finished& f : b.step()) out[f.id] = std::move(f.result);
+  }
+}
+
+std::vector<int32_t> run_alone(const std::string& prompt, const GenerationOptions& o) {
+  Demo& d = demo();
+  Batch b(*d.program, d.tok, d.limits);
+  const uint64_t id = b.add(d.tok.encode(prompt), o);
+  std::map<uint64_t, GenerationResult> out;
+  drain(b, out);
+  return out.at(id).tokens;
+}
+
+// Greedy, kTokens each: computed once.
+const std::vector<int32_t>& alone(size_t prompt) {
+  static std::map<size_t, std::vector<int32_t>> cache;
+  if (!cache.count(prompt)) cache[prompt] = run_alone(kPrompts[prompt], greedy(kTokens));
+  return cache[prompt];
+}
+
+// The prompts beside each other: two start, two join after 3 steps, the rest as slots free up.
+std::vector<std::vector<int32_t>> together(const GenerationOptions& o) {
+  Demo& d = demo();
+  Batch b(*d.program, d.tok, d.limits);
+  std::vector<uint64_t> ids;
+  std::map<uint64_t, GenerationResult> out;
+  size_t next = 0;
+  auto add = [&] { ids.push_back(b.add(d.tok.encode(kPrompts[next++]), o)); };
+  add();
+  add();
+  for (int i = 0; i < 3; ++i) {
+    for (Batch::Finished& f : b.step()) out[f.id] = std::move(f.result);
+  }
+  while (next < kPrompts.size() || b.running() > 0) {
+    while (next < kPrompts.size() && b.free_slots() > 0) add();
+    for (Batch::Finished& f : b.step()) out[f.id] = std::move(f.result);
+  }
+  std::vector<std::vector<int32_t>> tokens;
+  for (uint64_t id : ids) tokens.push_back(out.at(id).tokens);
+  return tokens;
+}
+
+TEST(Batch, AGreedySequenceGetsTheSameTokensAloneAndBesideOthers) {
+  const GenerationOptions o = greedy(kTokens);
+  const std::vector<std::vector<int32_t>> beside = together(o);
+  ASSERT_EQ(beside.size(), kPrompts.size());
+  for (size_t i = 0; i < kPrompts.size(); ++i) {
+    EXPECT_EQ(beside[i].size(), static_cast<size_t>(kTokens));
+    EXPECT_EQ(beside[i], alone(i)) << kPrompts[i];
+  }
+}
+
+TEST(Batch, SeededSamplingRepeatsBesideOthers) {
+  GenerationOptions o;
+  o.max_new_tokens = kTokens;
+  o.sampling.temperature = 0.9f;
+  o.sampling.seed = 7;
+  const std::vector<std::vector<int32_t>> a = together(o);
+  EXPECT_EQ(a[0], run_alone(kPrompts[0], o));
+  EXPECT_NE(a[0], alone(0)) << "drawn tokens equal the greedy ones: the sampling setting did nothing";
+}
+
+TEST(Batch, CancelEndsASequenceAndFreesItsSlot) {
+  Demo& d = demo();
+  Batch b(*d.program, d.tok, d.limits);
+  const uint64_t id = b.add(d.tok.encode(kPrompts[0]), greedy(40));
+  b.step();
+  b.step();
+  b.cancel(id);
+  const std::vector<Batch::Finished> done = b.step();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].id, id);
+  EXPECT_EQ(done[0].result.stop, StopReason::Cancelled);
+  EXPECT_EQ(done[0].result.tokens.size(), 2u);  // one a step: the prompt's, then the next
+  EXPECT_EQ(b.free_slots(), static_cast<size_t>(kSlots));
+}
+
+TEST(Batch, RefusesWhatItCannotRun) {
+  Demo& d = demo();
+  Batch b(*d.program, d.tok, d.limits);
+  const std::vector<int32_t> p = d.tok.encode(kPrompts[0]);
+  EXPECT_THROW(b.add({}, greedy(4)), std::invalid_argument);
+  EXPECT_THROW(b.add({1, 2, 999999}, greedy(4)), std::invalid_argument);
+  EXPECT_THROW(b.add(p, greedy(96)), ContextFullError);
+  for (int64_t i = 0; i < kSlots; ++i) b.add(p, greedy(4));
+  EXPECT_THROW(b.add(p, greedy(4)), std::invalid_argument);
+  std::map<uint64_t, GenerationResult> out;
+  drain(b, out);
+  EXPECT_EQ(out.size(), static_cast<size_t>(kSlots));
+  for (const auto& [id, r] : out) EXPECT_EQ(r.tokens, out.begin()->second.tokens);
+}
+
+}  // namespace
+}  // namespace wgx::llm
