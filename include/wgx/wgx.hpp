@@ -182,6 +182,9 @@ struct LoadOptions {
   std::optional<KvFormat> kv;
   std::optional<int64_t> context;
   int64_t max_prefill = 512;  // the most prompt tokens one step feeds (convert fixes it in the file)
+  // Sequences a Batch decodes at once, each with a KV cache of `context` tokens of its own (memory
+  // grows with it); 0: no Batch. Any value for a .wgx file.
+  int64_t parallel = 0;
   // Called as the load goes on (each layer while converting, then building); none by default.
   std::function<void(const LoadProgress&)> on_progress;
 };
@@ -197,6 +200,7 @@ struct ModelInfo {
   int64_t max_prefill = 0;  // prompt tokens one step feeds
   int64_t vocab_size = 0;   // the model's (its embedding rows)
   int64_t layers = 0;
+  int64_t parallel = 0;     // sequences a Batch runs at once (LoadOptions::parallel)
   std::vector<int32_t> eos_ids;
   struct Memory {
     uint64_t weights = 0, state = 0, activations = 0, total = 0;  // bytes on the device
@@ -255,6 +259,7 @@ class WGX_API Model {
  private:
   explicit Model(std::shared_ptr<Impl> impl);
   friend class Session;
+  friend class Batch;
   friend class ModelStream;
   friend struct Internals;
   std::shared_ptr<Impl> impl_;
@@ -401,6 +406,54 @@ class WGX_API Session {
   explicit Session(std::unique_ptr<Impl> impl);
   friend class Model;
   friend struct Internals;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Batch --------------------------------------------------------------------------------------
+
+// Continuous batching: many generations share every decode step (one pass over the weights for
+// all of them), so their aggregate rate grows with their number, as a server's clients need.
+// Needs a model loaded with LoadOptions::parallel > 0; each sequence takes one of its slots.
+// Sequences join (add) and leave between steps; step() advances every one by a token, and feeds
+// new prompts in chunks beside them. Greedy sequences without a repetition penalty pick their
+// tokens on the GPU, others on the host (their own seeded random stream). One Batch per model
+// at a time; used by one thread at a time. Sessions of the model keep working beside it.
+//
+//   wgx::Batch batch(model);
+//   batch.add(model.tokenizer().encode("Once"), options, on_token);
+//   while (batch.running() > 0) for (auto& f : batch.step()) use(f.id, f.result);
+class WGX_API Batch {
+ public:
+  explicit Batch(const Model& model);
+  ~Batch();
+  Batch(Batch&&) noexcept;
+  Batch& operator=(Batch&&) noexcept;
+
+  // Starts generating after `prompt` (token ids, fed as given) in a free slot; on_token is called
+  // from step() as Session's is (returning false ends the sequence). BadArgument when no slot is
+  // free, the prompt is empty or an id is outside the vocabulary; ContextFull when the prompt and
+  // max_tokens (at least 1) do not fit the context. Returns the sequence's id.
+  uint64_t add(std::span<const int32_t> prompt, const GenerateOptions& options = {}, TokenCallback on_token = {});
+  // A conversation in the model's chat template (as Session::chat(messages) renders it; the
+  // reply ends at the template's end of turn); max_tokens is lowered to what the context has left.
+  uint64_t add_chat(const std::vector<Message>& messages, const GenerateOptions& options = {},
+                    TokenCallback on_token = {}, bool thinking = true);
+  // Ends a sequence at the next step (StopReason::Cancelled); no effect for an unknown id.
+  void cancel(uint64_t id);
+
+  struct Finished {
+    uint64_t id = 0;
+    Result result;
+  };
+  // One step; the sequences that ended in it. Nothing happens when none runs.
+  std::vector<Finished> step();
+
+  size_t running() const;
+  size_t free_slots() const;
+
+  struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

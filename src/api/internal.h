@@ -13,6 +13,7 @@
 
 #include "format/wgx_file.h"
 #include "gpu/context.h"
+#include "llm/batch.h"
 #include "llm/chat.h"
 #include "llm/generator.h"
 #include "models/model.h"
@@ -60,6 +61,11 @@ struct Model::Impl {
   std::optional<models::BuiltModel> built;
   std::optional<format::WgxFile> file;
   std::unique_ptr<runtime::Program> program;
+  // LoadOptions::parallel > 0: the rows graph's program (continuous batching), sharing the
+  // program's weights; declared after it, so destroyed first.
+  std::unique_ptr<runtime::Program> rows_program;
+  std::optional<llm::BatchLimits> batch_limits;
+  const void* batch_owner = nullptr;  // the Batch using rows_program
 
   // One generation at a time; the session whose conversation the program's cache holds.
   std::mutex mutex;
@@ -74,6 +80,22 @@ struct Session::Impl {
   std::atomic<bool> cancel{false};
   llm::GenerationStats last_stats;  // of the last generation, with the host's phases (bench)
 };
+
+// Shared by Session and Batch (session.cpp): the generator's options for `o` (`seed` is the one
+// drawn with), the seed asked for or a random one, and results in the API's terms.
+llm::GenerationOptions generation_options(const GenerateOptions& o, const Model::Impl& m, uint64_t seed);
+uint64_t seed_of(const GenerateOptions& o);
+StopReason stop_reason(llm::StopReason r);
+Stats stats_of(const llm::GenerationStats& s);
+// A conversation in the model's chat template, encoded as apply_chat_template(tokenize=True), and
+// the options of its reply: the template's end of turn ends it, max_new_tokens lowered to what
+// the context has left (ContextFull when nothing is).
+struct ChatPrompt {
+  std::vector<int32_t> ids;
+  llm::GenerationOptions options;
+};
+ChatPrompt chat_prompt(const Model::Impl& m, const std::vector<Message>& messages, bool thinking,
+                       const GenerateOptions& options, uint64_t seed);
 
 // What the command line's diagnostics reach through the API's handles.
 struct Internals {

@@ -49,6 +49,9 @@ models::LoadOptions load_options(const LoadOptions& o, Clock::time_point start) 
   if (m.max_seq < 1) throw Error(ErrorKind::BadArgument, "the context must be at least 1 token");
   m.max_prefill = o.max_prefill;
   if (m.max_prefill < 1) throw Error(ErrorKind::BadArgument, "max_prefill must be at least 1 token");
+  if (o.parallel < 0 || o.parallel > 4096) {
+    throw Error(ErrorKind::BadArgument, "parallel is " + std::to_string(o.parallel) + ": it must be from 0 to 4096");
+  }
   if (o.on_progress) {
     m.progress = [fn = o.on_progress, start](const models::ProgressEvent& e) {
       fn({e.stage, e.step, since(start)});
@@ -173,11 +176,15 @@ void describe_built(Model::Impl& m, const std::string& path, const models::LoadO
   ModelInfo& info = m.info;
   info = describe(path, m.config, options, m.limits, m.chat_template, m.engine->gpu->adapter().device);
   info.eos_ids = m.eos_ids;
-  const runtime::MemoryReport& mem = m.program->memory();
-  info.memory.weights = mem.constants;
-  info.memory.state = mem.state;
-  info.memory.activations = mem.inputs + mem.intermediates + mem.scratch;
-  info.memory.total = mem.total();
+  for (const runtime::Program* p : {m.program.get(), m.rows_program.get()}) {
+    if (!p) continue;
+    const runtime::MemoryReport& mem = p->memory();
+    info.memory.weights += mem.constants;
+    info.memory.state += mem.state;
+    info.memory.activations += mem.inputs + mem.intermediates + mem.scratch;
+    info.memory.total += mem.total();
+  }
+  if (m.batch_limits) info.parallel = m.batch_limits->slots;
   info.read_seconds = read_seconds;
   info.build_seconds = build_seconds;
   info.kernels = m.program->kernels_compiled();
@@ -222,12 +229,22 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
   report(asked, start, "building");
   const auto build_start = Clock::now();
   gpu::Context& gpu = *m->engine->gpu;
-  if (src.keep) {
+  if (src.keep || asked.parallel > 0) {
     m->program = std::make_unique<runtime::Program>(gpu, built->graph, built->weights, m->engine->options);
-    m->built = std::move(built);
   } else {
     m->program = std::make_unique<runtime::Program>(gpu, std::move(built->graph), built->weights, m->engine->options);
-    m->file.reset();  // the program holds its own copy of the weights now
+  }
+  if (asked.parallel > 0) {
+    // The rows graph over the same constants, whose buffers it shares.
+    models::BuiltModel rows = models::build_rows_decoder(*built, asked.parallel);
+    m->batch_limits = llm::batch_limits(rows.graph);
+    m->rows_program = std::make_unique<runtime::Program>(gpu, std::move(rows.graph), rows.weights, *m->program,
+                                                         m->engine->options);
+  }
+  if (src.keep) {
+    m->built = std::move(built);
+  } else {
+    m->file.reset();  // the programs hold their own copies of the weights now
   }
   describe_built(*m, src.synthetic.empty() ? src.path : "synthetic " + src.synthetic, options, read_seconds,
                  since(build_start));
@@ -410,6 +427,9 @@ struct ModelStream::Impl {
 
 ModelStream::ModelStream(const Engine& engine, const LoadOptions& options, std::string name)
     : impl_(std::make_unique<Impl>()) {
+  if (options.parallel != 0) {
+    throw Error(ErrorKind::BadArgument, "a streamed model runs no Batch (LoadOptions::parallel): load the file instead");
+  }
   impl_->engine = engine.impl_;
   impl_->asked = options;
   impl_->name = std::move(name);

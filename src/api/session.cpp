@@ -15,6 +15,8 @@ uint64_t random_seed() {
   return (uint64_t{rd()} << 32) | rd();
 }
 
+}  // namespace
+
 StopReason stop_reason(llm::StopReason r) {
   switch (r) {
     case llm::StopReason::Eos: return StopReason::Eos;
@@ -42,7 +44,6 @@ Stats stats_of(const llm::GenerationStats& s) {
   return o;
 }
 
-// The generator's options for `o`; `seed` is the one drawn with.
 llm::GenerationOptions generation_options(const GenerateOptions& o, const Model::Impl& m, uint64_t seed) {
   if (o.max_tokens < 0) throw Error(ErrorKind::BadArgument, "max_tokens must be at least 0");
   llm::GenerationOptions g;
@@ -61,6 +62,8 @@ llm::GenerationOptions generation_options(const GenerateOptions& o, const Model:
   g.sample_on_device = !o.host_sampling;
   return g;
 }
+
+namespace {
 
 const tokenizer::Tokenizer& tokenizer_of(const Model::Impl& m) {
   if (!m.tokenizer) {
@@ -181,7 +184,11 @@ Result run(Session::Impl& s, std::span<const int32_t> ids, size_t keep, llm::Gen
   }
 }
 
+}  // namespace
+
 uint64_t seed_of(const GenerateOptions& o) { return o.sampling.seed.value_or(random_seed()); }
+
+namespace {
 
 // Text at the start of a session gets the tokenizer's special tokens (as tokenizer(text));
 // later text continues the sequence as it is.
@@ -192,6 +199,38 @@ std::vector<int32_t> encode_prompt(const Session::Impl& s, std::string_view prom
 }
 
 }  // namespace
+
+ChatPrompt chat_prompt(const Model::Impl& m, const std::vector<Message>& messages, bool thinking,
+                       const GenerateOptions& options, uint64_t seed) {
+  const llm::ChatTemplate tmpl = chat_template_of(m);
+  const tokenizer::Tokenizer& tok = tokenizer_of(m);
+  ChatPrompt p;
+  p.options = translated(ErrorKind::BadArgument, [&] {
+    std::vector<llm::ChatMessage> list;
+    for (const Message& msg : messages) list.push_back({msg.role, msg.content, std::nullopt});
+    llm::ChatOptions co;
+    co.enable_thinking = thinking;
+    // Encoded whole, special tokens matched and none added, as apply_chat_template(tokenize=True).
+    tokenizer::EncodeOptions e;
+    e.add_special_tokens = false;
+    p.ids = tok.encode(llm::render_chat(tmpl, list, co), e);
+    llm::GenerationOptions o = generation_options(options, m, seed);
+    const std::string eot = llm::turn_text(tmpl).end_of_turn;
+    const std::optional<int32_t> end = tok.token_to_id(eot);
+    if (!end) throw Error(ErrorKind::InvalidModel, "the tokenizer has no " + eot + " token, which its chat template needs");
+    if (std::find(o.eos_ids.begin(), o.eos_ids.end(), *end) == o.eos_ids.end()) o.eos_ids.push_back(*end);
+    return o;
+  });
+  const int64_t room = m.limits.max_seq - static_cast<int64_t>(p.ids.size());
+  if (room < 1) {
+    throw Error(ErrorKind::ContextFull, "the conversation (" + std::to_string(p.ids.size()) +
+                                            " tokens) fills the context of " + std::to_string(m.limits.max_seq) +
+                                            " tokens: start a new conversation (reset) or load the model with a "
+                                            "longer context");
+  }
+  p.options.max_new_tokens = std::min(p.options.max_new_tokens, room);
+  return p;
+}
 
 Result Session::generate(std::string_view prompt, const GenerateOptions& options, const TokenCallback& on_token) {
   const std::vector<int32_t> ids = encode_prompt(*impl_, prompt, options);
@@ -218,34 +257,10 @@ Result Session::chat(std::string_view message, const GenerateOptions& options, c
 Result Session::chat(const std::vector<Message>& messages, const GenerateOptions& options,
                      const TokenCallback& on_token) {
   Model::Impl& m = *impl_->model;
-  const llm::ChatTemplate tmpl = chat_template_of(m);
-  const tokenizer::Tokenizer& tok = tokenizer_of(m);
   const uint64_t seed = seed_of(options);
-  std::vector<int32_t> ids;
-  llm::GenerationOptions g = translated(ErrorKind::BadArgument, [&] {
-    std::vector<llm::ChatMessage> list;
-    for (const Message& msg : messages) list.push_back({msg.role, msg.content, std::nullopt});
-    llm::ChatOptions co;
-    co.enable_thinking = impl_->options.thinking;
-    // Encoded whole, special tokens matched and none added, as apply_chat_template(tokenize=True).
-    tokenizer::EncodeOptions e;
-    e.add_special_tokens = false;
-    ids = tok.encode(llm::render_chat(tmpl, list, co), e);
-    llm::GenerationOptions o = generation_options(options, m, seed);
-    const std::string eot = llm::turn_text(tmpl).end_of_turn;
-    const std::optional<int32_t> end = tok.token_to_id(eot);
-    if (!end) throw Error(ErrorKind::InvalidModel, "the tokenizer has no " + eot + " token, which its chat template needs");
-    if (std::find(o.eos_ids.begin(), o.eos_ids.end(), *end) == o.eos_ids.end()) o.eos_ids.push_back(*end);
-    return o;
-  });
-  const int64_t room = m.limits.max_seq - static_cast<int64_t>(ids.size());
-  if (room < 1) {
-    throw Error(ErrorKind::ContextFull, "the conversation (" + std::to_string(ids.size()) + " tokens) fills the context of " +
-                                            std::to_string(m.limits.max_seq) +
-                                            " tokens: start a new conversation (reset) or load the model with a "
-                                            "longer context");
-  }
-  g.max_new_tokens = std::min(g.max_new_tokens, room);
+  ChatPrompt prompt = chat_prompt(m, messages, impl_->options.thinking, options, seed);
+  const std::vector<int32_t>& ids = prompt.ids;
+  llm::GenerationOptions& g = prompt.options;
   // The session's tokens that the conversation starts with stay in the cache; at least the last
   // token is fed, for the logits of the reply's first.
   const std::vector<int32_t>& context = impl_->generator->context();

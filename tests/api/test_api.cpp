@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -444,6 +445,71 @@ TEST(ModelStream, CutShortTooLongAndDamagedStreamsAreRefused) {
 }
 
 // ---- Model information, the tokenizer, progress ----------------------------------------------
+
+// wgx::Batch over the public API: sequences added at different steps finish with the tokens each
+// gets alone in the batch, chat turns end at the template's end of turn, and what cannot run is
+// refused (the batching itself: tests/llm/test_batch.cpp, tests/models/test_rows_decoder.cpp).
+TEST(Batch, SequencesJoinAndLeaveAndAgreeWithRunningAlone) {
+  wgx::LoadOptions o;
+  o.context = 64;
+  o.max_prefill = 32;
+  o.parallel = 3;
+  const wgx::Model m = wgx::Model::load(engine(), WGX_DEMO_MODEL, o);
+  EXPECT_EQ(m.info().parallel, 3);
+  const wgx::Tokenizer tok = m.tokenizer();
+  const std::vector<std::string> prompts = {"You will meet", "A friend in need", "Computers are"};
+  std::map<uint64_t, wgx::Result> alone;
+  std::vector<std::vector<int32_t>> want;
+  for (const std::string& p : prompts) {
+    wgx::Batch b(m);
+    const uint64_t id = b.add(tok.encode(p), greedy(6));
+    while (b.running() > 0) {
+      for (auto& f : b.step()) alone[f.id] = f.result;
+    }
+    want.push_back(alone.at(id).tokens);
+  }
+  wgx::Batch b(m);
+  EXPECT_THROW(wgx::Batch{m}, wgx::Error);  // one at a time
+  std::string streamed;
+  std::vector<uint64_t> ids{b.add(tok.encode(prompts[0]), greedy(6),
+                                  [&](std::string_view text, int32_t) {
+                                    streamed += text;
+                                    return true;
+                                  })};
+  std::map<uint64_t, wgx::Result> got;
+  for (auto& f : b.step()) got[f.id] = f.result;
+  ids.push_back(b.add(tok.encode(prompts[1]), greedy(6)));
+  ids.push_back(b.add(tok.encode(prompts[2]), greedy(6)));
+  EXPECT_EQ(b.free_slots(), 0u);
+  EXPECT_THROW(b.add(tok.encode(prompts[0]), greedy(6)), wgx::Error);
+  while (b.running() > 0) {
+    for (auto& f : b.step()) got[f.id] = f.result;
+  }
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(got.at(ids[i]).tokens, want[i]) << prompts[i];
+  EXPECT_EQ(streamed, got.at(ids[0]).text);
+  EXPECT_EQ(got.at(ids[0]).stats.generated_tokens, 6);
+  // A chat reply ends at the template's end of turn, which is not text.
+  const uint64_t chat = b.add_chat({{"user", "Hello"}}, greedy(40));
+  while (b.running() > 0) {
+    for (auto& f : b.step()) got[f.id] = f.result;
+  }
+  EXPECT_EQ(got.at(chat).text.find("<|im_end|>"), std::string::npos);
+  try {
+    b.add(tok.encode(prompts[0]), greedy(64));
+    ADD_FAILURE() << "a prompt and max_tokens over the context were taken";
+  } catch (const wgx::Error& e) {
+    EXPECT_EQ(e.kind(), wgx::ErrorKind::ContextFull);
+  }
+  // A model loaded without batching has none.
+  try {
+    wgx::Batch none(demo_q4());
+    ADD_FAILURE() << "a Batch of a model loaded without LoadOptions::parallel";
+  } catch (const wgx::Error& e) {
+    EXPECT_EQ(e.kind(), wgx::ErrorKind::BadArgument);
+  }
+  o.parallel = -1;
+  EXPECT_THROW(wgx::Model::load(engine(), WGX_DEMO_MODEL, o), wgx::Error);
+}
 
 TEST(Model, InfoAndProgress) {
   std::vector<std::string> stages;
