@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds wgx if needed, then runs the whole test suite (GoogleTest under CTest), then the op
-# kernels' tests again with robust buffer access, then the web build's tests (scripts/test-web.sh:
-# WebAssembly under Node.js and the demo page in headless Chromium). Tests run on real WebGPU:
+# kernels' tests again with robust buffer access, then wgx serve's tests over HTTP
+# (scripts/test-server.sh), then the web build's tests (scripts/test-web.sh: WebAssembly under
+# Node.js and the demo page in headless Chromium). Tests run on real WebGPU:
 # the GPU if there is one, otherwise SwiftShader on the CPU (WGX_ADAPTER overrides). Every part
 # runs even when one before it failed; the exit status says whether all passed.
 #   scripts/test.sh [release|debug|asan] [extra ctest arguments]
@@ -27,6 +28,8 @@ if [ $# -eq 0 ]; then
     WGX_TOGGLES="${WGX_TOGGLES:+$WGX_TOGGLES,}-disable_robustness,disable_workgroup_init" "$t" --gtest_brief=1 ||
       failed+=("$t with robust access")
   done
+  # wgx serve over HTTP, with the official OpenAI client (Node.js).
+  WGX_BIN="$build/bin/wgx" "$root/scripts/test-server.sh" || failed+=(test-server)
   # The web build's tests compare with the native release build.
   if [ "$type" = release ]; then
     "$root/scripts/test-web.sh" || failed+=(test-web)

@@ -20,8 +20,7 @@ constexpr const char* kServeUsage = R"(usage: wgx serve --model PATH [options]
 
 Serves the model over HTTP with OpenAI's API: POST /v1/chat/completions and /v1/completions
 (streamed as server-sent events or not), GET /v1/models, /health, /live and /metrics
-(Prometheus). Requests run one at a time in arrival order; the cache keeps the last
-conversation, so a chat's next turn feeds only its new tokens. docs/serve.md has the details.
+(Prometheus). docs/serve.md has the details.
 
   --host H              the address to listen on (default 127.0.0.1; 0.0.0.0: every interface)
   --port N              the port (default 8080; 0: any free one, printed)
@@ -29,6 +28,10 @@ conversation, so a chat's next turn feeds only its new tokens. docs/serve.md has
                         file's name)
   --api-key KEY         require 'Authorization: Bearer KEY' (default: $WGX_API_KEY, or none);
                         /health and /live need none
+  --parallel N          requests generated together, each step advancing all of them
+                        (continuous batching; default 1: one at a time, the cache keeping the
+                        last conversation so that its next turn feeds only its new tokens).
+                        Each takes a KV cache of --ctx tokens
   --queue N             requests that may wait for their turn (default 64); more get 429
   --max-body BYTES      the largest request body taken (default 8388608); larger get 413
   --cors ORIGIN         Access-Control-Allow-Origin for browser clients (default *; none: off)
@@ -67,6 +70,8 @@ int run_serve(const GlobalOptions& global, const std::vector<std::string>& argv)
       options.name = args.value();
     } else if (args.take("--api-key")) {
       options.api_key = args.value();
+    } else if (args.take("--parallel")) {
+      options.parallel = parse_int("--parallel", args.value(), 1, 4096);
     } else if (args.take("--queue")) {
       options.max_queue = static_cast<size_t>(parse_int("--queue", args.value(), 0, 100000));
     } else if (args.take("--max-body")) {
@@ -84,6 +89,7 @@ int run_serve(const GlobalOptions& global, const std::vector<std::string>& argv)
     throw std::invalid_argument("serve: name the model with --model PATH (a Hugging Face folder or a .wgx file)");
   }
   if (options.name.empty()) options.name = default_name(model.path);
+  if (options.parallel > 1) model.load.parallel = options.parallel;
 
   // Every thread started from here on (the server's, Dawn's) inherits these signals blocked;
   // this thread takes them with sigwait. A client that leaves must not end the process.

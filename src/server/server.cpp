@@ -331,7 +331,7 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
   Impl& s = *impl_;
   s.http.set_payload_max_length(s.options.max_body);
   // A thread per connection: every waiting request holds one, with room for probes besides.
-  const size_t threads = s.options.max_queue + 32;
+  const size_t threads = s.options.max_queue + static_cast<size_t>(s.options.parallel) + 32;
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.routes();
 }
@@ -365,7 +365,7 @@ void Server::ready(Model model) {
   s.has_chat_template = !info.chat_template.empty();
   s.tokenizer = model.tokenizer();
   s.model = model;
-  s.scheduler = std::make_unique<Scheduler>(std::move(model), s.metrics, s.options.max_queue);
+  s.scheduler = std::make_unique<Scheduler>(std::move(model), s.metrics, s.options.max_queue, s.options.parallel);
   s.state = State::Ready;
 }
 

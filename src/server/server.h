@@ -24,7 +24,8 @@ struct ServerOptions {
   int port = 8080;             // 0: any free port
   std::string name;            // the model's id in /v1/models and replies
   std::string api_key;         // "": no key needed
-  size_t max_queue = 64;       // requests that may wait beside the running one
+  size_t max_queue = 64;       // requests that may wait beside the running ones
+  int64_t parallel = 1;        // requests run together (> 1: the model has LoadOptions::parallel)
   size_t max_body = 8 << 20;   // bytes of a request body
   std::string cors = "*";      // Access-Control-Allow-Origin; "": no CORS headers
   bool log_requests = true;    // a line on stderr per completion request
