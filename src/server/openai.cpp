@@ -147,8 +147,12 @@ std::vector<Message> messages_of(const json& v) {
     }
     if (!has_role) throw bad("missing_parameter", name + ".role", "'" + name + ".role' is missing");
     if (msg.role == "developer") msg.role = "system";
+    if (msg.role == "tool" || msg.role == "function") {
+      throw unsupported(name + ".role", "tool messages are not supported (system, developer, user, assistant)");
+    }
     if (msg.role != "system" && msg.role != "user" && msg.role != "assistant") {
-      throw unsupported(name + ".role", "the role '" + msg.role + "' is not supported (system, developer, user, assistant)");
+      throw bad("invalid_value", name + ".role",
+                "'" + name + ".role' is '" + msg.role + "': one of system, developer, user, assistant");
     }
     out.push_back(std::move(msg));
   }
