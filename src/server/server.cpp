@@ -215,18 +215,19 @@ void Server::Impl::stream(Endpoint endpoint, const std::shared_ptr<Job>& job, co
     if (!job->result) return gone();  // dropped before it ran: the client had left
     const Result& r = *job->result;
     const Usage u = usage_of(r);
-    bool ok = send(chunk_json(endpoint, header, "", false, finish_reason(r.stop)));
-    if (ok && job->request.include_usage) ok = send(usage_chunk_json(endpoint, header, u));
-    static const char done[] = "data: [DONE]\n\n";
-    if (ok) ok = sink.write(done, sizeof done - 1);
-    if (!ok) return gone();
-    sink.done();
+    // Logged before the last events: a client that has seen [DONE] finds the line written.
     if (options.log_requests) {
       std::fprintf(stderr, "wgx serve: %s %s 200 (stream) prompt %lld (%lld cached) + %lld tokens, stop: %s\n",
                    method.c_str(), path.c_str(), static_cast<long long>(u.prompt_tokens),
                    static_cast<long long>(u.cached_tokens), static_cast<long long>(u.completion_tokens),
                    to_string(r.stop));
     }
+    bool ok = send(chunk_json(endpoint, header, "", false, finish_reason(r.stop)));
+    if (ok && job->request.include_usage) ok = send(usage_chunk_json(endpoint, header, u));
+    static const char done[] = "data: [DONE]\n\n";
+    if (ok) ok = sink.write(done, sizeof done - 1);
+    if (!ok) return gone();
+    sink.done();
     return true;
   });
 }
