@@ -85,27 +85,8 @@ class Decoder {
     pos_ = b_.sym_value(b_.sym("input_pos", 0, max_seq_ - 1));
     const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});
 
-    progress.update("embedding");
     const ValueId table = embedding_table();
-    // The rows in the activations' dtype, converted by the lookup itself.
-    const ValueId x = b_.op1("embedding", {table, tokens}, {{"dtype", graph::dtype_name(act_)}}, "embed");
-
-    // x is the residual stream; `pending` is the block output still to be added to it.
-    ValueId residual = x;
-    ValueId pending = graph::kNoValue;
-    for (int64_t i = 0; i < c_.num_layers; ++i) {
-      progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
-      const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
-      // Layer 0's input norm has no block output to add: it is add_rms_norm of the embedding
-      // with itself, eps times 4, which is rms_norm(x) exactly (2x / sqrt(mean((2x)^2) + 4 eps):
-      // scaling by 2 and 4 rounds nothing), so that it runs in the qkv product's prologue like
-      // every other layer's (one dispatch a decode step fewer); x + x is not the residual.
-      const Normed in = pending == graph::kNoValue ? Normed{graph::kNoValue, residual, residual, in_norm, true}
-                                                   : Normed{graph::kNoValue, pending, residual, in_norm};
-      const ValueId attn = attention(i, in, residual);
-      const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
-      pending = mlp(i, {graph::kNoValue, attn, residual, post_norm}, residual);
-    }
+    const auto [pending, residual] = layers(progress, table, tokens);
 
     progress.update("lm_head");
     const ValueId final_norm = norm_weight("model.norm.weight");
@@ -155,20 +136,8 @@ class Decoder {
     rows_ = b_.input("rows", DType::i32, {seq_, 2});
     const ValueId logit_rows = b_.input("logit_rows", DType::i32, {picks});
 
-    progress.update("embedding");
     const ValueId table = embedding_table();
-    const ValueId x = b_.op1("embedding", {table, tokens}, {{"dtype", graph::dtype_name(act_)}}, "embed");
-    ValueId residual = x;
-    ValueId pending = graph::kNoValue;
-    for (int64_t i = 0; i < c_.num_layers; ++i) {
-      progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
-      const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
-      const Normed in = pending == graph::kNoValue ? Normed{graph::kNoValue, residual, residual, in_norm, true}
-                                                   : Normed{graph::kNoValue, pending, residual, in_norm};
-      const ValueId attn = attention(i, in, residual);
-      const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
-      pending = mlp(i, {graph::kNoValue, attn, residual, post_norm}, residual);
-    }
+    const auto [pending, residual] = layers(progress, table, tokens);
 
     progress.update("lm_head");
     // The rows whose logits are asked for, gathered as an embedding lookup of the activations.
@@ -185,6 +154,31 @@ class Decoder {
     b_.output("logits", logits);
     b_.output("next_tokens", b_.op1("argmax", {logits}, {{"dim", -1}}, "next_tokens"));
     return finish(progress);
+  }
+
+  // The embedding lookup and every layer: the last block's output (still to be added to the
+  // residual stream) and the residual stream.
+  std::pair<ValueId, ValueId> layers(Progress& progress, ValueId table, ValueId tokens) {
+    progress.update("embedding");
+    // The rows in the activations' dtype, converted by the lookup itself.
+    const ValueId x = b_.op1("embedding", {table, tokens}, {{"dtype", graph::dtype_name(act_)}}, "embed");
+    // x is the residual stream; `pending` is the block output still to be added to it.
+    ValueId residual = x;
+    ValueId pending = graph::kNoValue;
+    for (int64_t i = 0; i < c_.num_layers; ++i) {
+      progress.update("layer " + std::to_string(i + 1) + "/" + std::to_string(c_.num_layers));
+      const ValueId in_norm = norm_weight(layer_tensor(i, "input_layernorm.weight"));
+      // Layer 0's input norm has no block output to add: it is add_rms_norm of the embedding
+      // with itself, eps times 4, which is rms_norm(x) exactly (2x / sqrt(mean((2x)^2) + 4 eps):
+      // scaling by 2 and 4 rounds nothing), so that it runs in the qkv product's prologue like
+      // every other layer's (one dispatch a decode step fewer); x + x is not the residual.
+      const Normed in = pending == graph::kNoValue ? Normed{graph::kNoValue, residual, residual, in_norm, true}
+                                                   : Normed{graph::kNoValue, pending, residual, in_norm};
+      const ValueId attn = attention(i, in, residual);
+      const ValueId post_norm = norm_weight(layer_tensor(i, "post_attention_layernorm.weight"));
+      pending = mlp(i, {graph::kNoValue, attn, residual, post_norm}, residual);
+    }
+    return {pending, residual};
   }
 
   BuiltModel finish(Progress& progress) {
