@@ -16,6 +16,7 @@
 #include <string>
 
 #include "api/internal.h"
+#include "cli/bench_parallel.h"
 #include "cli/bench_profile.h"
 #include "cli/commands.h"
 #include "cli/llm_common.h"
@@ -74,6 +75,14 @@ logits, the token picked on the host: as host sampling runs), for comparison. Mo
                           and each step's GPU time as it runs unprofiled (timestamps per pass,
                           not per dispatch), alone and behind decode steps queued back to back
   --json                  one JSON object on stdout instead of text
+  --parallel W1,W2,...    continuous batching instead (wgx::Batch, as wgx serve --parallel runs
+                          it): for each width W, W sequences with prompts of -p tokens start
+                          together, then decode -n tokens each (greedy, eos ignored). Reports
+                          each width's prefill rate, aggregate decode rate (W tokens a step),
+                          per-stream rate and inter-token latency p50/p99 (a step's wall time);
+                          with --profile, one decode step's GPU time and its ops. The model is
+                          loaded for the widest W; --ctx defaults to -p + -n + 1 here. --pos,
+                          --sync, --sample, --in-flight and --steps-per-submit do not apply
 
 )";
 
@@ -101,6 +110,7 @@ struct BenchArgs {
   bool steps_given = false;  // --steps-per-submit (else at most --in-flight)
   int64_t prefill_runs = 5;  // the prefill time reported is the median of this many
   int64_t warmup_ms = 1000;  // untimed runs first, for at least this long
+  std::vector<int64_t> parallel;  // --parallel's widths (empty: one session)
 
   int64_t start() const { return pos.value_or(prompt_tokens); }  // the first decoded position
 };
@@ -166,6 +176,18 @@ std::vector<int32_t> make_tokens(const Model& m, const BenchArgs& a, int64_t cou
   return ids;
 }
 
+// "1,4,16,64" -> {1, 4, 16, 64}.
+std::vector<int64_t> parse_widths(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(parse_int("--parallel", text.substr(at, comma - at), 1, 4096));
+    at = comma + 1;
+  }
+  return out;
+}
+
 BenchArgs parse(const std::vector<std::string>& argv) {
   BenchArgs a;
   ArgWalker args("bench", argv);
@@ -200,6 +222,8 @@ BenchArgs parse(const std::vector<std::string>& argv) {
       a.profile = true;
     } else if (args.take("--json")) {
       a.json = true;
+    } else if (args.take("--parallel")) {
+      a.parallel = parse_widths(args.value());
     } else if (take_sampling_option(args, a.settings)) {
       a.sample = true;  // (--seed is the synthetic model's, taken above: the draws' seed stays 1)
     } else {
@@ -217,6 +241,13 @@ BenchArgs parse(const std::vector<std::string>& argv) {
   if (a.model.path.empty() && a.model.synthetic.empty()) {
     throw std::invalid_argument("bench: name the model with --model PATH or --synthetic NAME");
   }
+  if (!a.parallel.empty() && (a.pos || a.sync || a.sample || a.steps_given)) {
+    throw std::invalid_argument("bench: --parallel decodes greedily from the prompt's end, in batched steps; "
+                                "--pos, --sync, --sample, --in-flight and --steps-per-submit do not apply");
+  }
+  if (!a.parallel.empty() && a.new_tokens < 4) throw std::invalid_argument("bench: --parallel decodes at least 4 tokens (-n)");
+  if (!a.parallel.empty() && !a.model.load.context) a.model.load.context = a.prompt_tokens + a.new_tokens + 1;
+  if (!a.parallel.empty()) a.model.load.parallel = *std::max_element(a.parallel.begin(), a.parallel.end());
   if (a.start() < a.prompt_tokens) {
     throw std::invalid_argument("bench: --pos " + std::to_string(a.start()) + " is before the end of the " +
                                 std::to_string(a.prompt_tokens) + "-token prompt (-p); it must be at least -p");
@@ -236,6 +267,12 @@ void check_context(const BenchArgs& a, int64_t context) {
 
 uint64_t kv_cache_bytes(const models::ModelConfig& c, int64_t context, uint64_t element_bytes) {
   return static_cast<uint64_t>(2 * c.num_layers * c.num_kv_heads * context * c.head_dim) * element_bytes;
+}
+
+std::string model_name(const BenchArgs& a) {
+  return a.model.synthetic.empty()
+             ? a.model.path
+             : "synthetic " + a.model.synthetic + (a.model.shared_layers ? " (every layer with layer 0's weights)" : "");
 }
 
 double per_token_ms(double seconds, int64_t tokens) { return 1e3 * seconds / static_cast<double>(tokens); }
@@ -262,6 +299,24 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const Engine engine = make_engine(global);
   Model m = load_model(engine, a.model, a.profile);
   Model::Impl& impl = Internals::impl(m);
+  if (!a.parallel.empty()) {
+    check_context(a, impl.limits.max_seq);
+    ParallelBenchArgs p;
+    p.widths = a.parallel;
+    p.prompt_tokens = a.prompt_tokens;
+    p.new_tokens = a.new_tokens;
+    p.warmup_ms = a.warmup_ms;
+    p.profile = a.profile;
+    p.json = a.json;
+    p.name = model_name(a);
+    // Each sequence's prompt its own: the filler text (or random ids) from a different place.
+    const std::vector<int32_t> text = make_tokens(m, a, a.prompt_tokens + 4096, 0);
+    p.prompt_of = [&text, &a](int64_t i) {
+      const auto from = text.begin() + (i * 61) % 4096;
+      return std::vector<int32_t>(from, from + a.prompt_tokens);
+    };
+    return bench_parallel(m, p);
+  }
   check_context(a, impl.limits.max_seq);
   const std::vector<int32_t> prompt = make_tokens(m, a, a.prompt_tokens, 0);
   const int64_t start = a.start();
@@ -319,9 +374,7 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const uint64_t kv16 = kv_cache_bytes(impl.config, impl.limits.max_seq, 2);
   const uint64_t kv32 = kv_cache_bytes(impl.config, impl.limits.max_seq, 4);
   const char* kv = info.kv_cache.c_str();
-  const std::string name = a.model.synthetic.empty() ? a.model.path
-                           : "synthetic " + a.model.synthetic +
-                                 (a.model.shared_layers ? " (every layer with layer 0's weights)" : "");
+  const std::string name = model_name(a);
   const llm::GenerationStats& gs = t.stats;
   const double thread_ms = per_token_ms(gs.decode_thread_cpu_seconds, n);
 
