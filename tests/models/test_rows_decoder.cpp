@@ -215,14 +215,19 @@ std::vector<float> step(runtime::Program& prog, const std::vector<std::array<int
 
 // What llm::Batch relies on for a greedy sequence to get the same tokens alone as beside others:
 // in steps of 5 to 64 rows (picks likewise), a row's logits are the same bit for bit whatever the
-// other rows are (dummy rows at slot S write nothing). Negative control: the same row in a step of
-// one row (the products' gemv kernels) differs.
+// other rows are (dummy rows at slot S write nothing), across the GEMM's tile variants (16-row
+// tiles up to 32 rows, 64-row tiles above). Negative control: the same row in a step of one row
+// (the products' gemv kernels) differs.
 TEST(RowsDecoderInvariance, ARowsLogitsDoNotDependOnTheRowsBesideIt) {
   TempDir dir;
   const TinyModel tiny = make_tiny(llama_gqa());
   write_checkpoint(tiny, dir.path());
-  const BuiltModel single = load_hf(dir.path(), rows_options(WeightFormat::Q4, true));
-  const BuiltModel built = build_rows_decoder(single, kSlots);
+  LoadOptions o = rows_options(WeightFormat::Q4, true);
+  o.max_seq = 64;
+  o.max_prefill = 64;
+  constexpr int64_t kWide = 40;  // slots, and so rows a step may hold
+  const BuiltModel single = load_hf(dir.path(), o);
+  const BuiltModel built = build_rows_decoder(single, kWide);
   const auto vocab = static_cast<size_t>(tiny.config.vocab_size);
   const std::vector<int32_t> prompt = {5, 17, 42, 3, 88, 61, 29};
   auto prefill = [&](runtime::Program& p, bool with_b) {
@@ -233,7 +238,7 @@ TEST(RowsDecoderInvariance, ARowsLogitsDoNotDependOnTheRowsBesideIt) {
     }
     step(p, rows, {6, 6, 6, 6, 6});
   };
-  const int32_t dummy_slot = static_cast<int32_t>(kSlots);
+  const int32_t dummy_slot = static_cast<int32_t>(kWide);
   // A alone: its next token beside four dummy rows.
   runtime::Program alone(shared_context(), built.graph, built.weights);
   prefill(alone, false);
@@ -250,6 +255,17 @@ TEST(RowsDecoderInvariance, ARowsLogitsDoNotDependOnTheRowsBesideIt) {
   const std::vector<float> a_row(a.begin(), a.begin() + static_cast<ptrdiff_t>(vocab));
   const std::vector<float> b_row(b.begin(), b.begin() + static_cast<ptrdiff_t>(vocab));
   EXPECT_EQ(a_row, b_row) << "A's logits changed with the rows beside it";
+  // A beside 39 rows (C's prompt and dummy rows): the 64-row tiles.
+  runtime::Program crowded(shared_context(), built.graph, built.weights);
+  prefill(crowded, false);
+  std::vector<std::array<int32_t, 3>> many;
+  for (int32_t i = 0; i < 20; ++i) many.push_back({i + 1, 2, i});
+  many.push_back({40, 0, 7});
+  while (many.size() < 40) many.push_back({0, dummy_slot, 0});
+  const std::vector<float> d = step(crowded, many, {20, 20, 20, 20, 20});
+  ASSERT_EQ(d.size(), 5 * vocab);
+  EXPECT_EQ(a_row, std::vector<float>(d.begin(), d.begin() + static_cast<ptrdiff_t>(vocab)))
+      << "A's logits changed in a step of 40 rows";
   // Negative control: A's next token in a step of its own (one row, one pick).
   runtime::Program lone(shared_context(), built.graph, built.weights);
   prefill(lone, false);

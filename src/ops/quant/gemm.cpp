@@ -1,5 +1,6 @@
 // The q4_gemm route of linear, linear_qkv and linear_swiglu: a q4gsw weight and M > 4 at max
-// shapes (prefill). q4_gemm.wgsl computes the product in tiles of 64 x 128 (at M = 512 every
+// shapes (prefill). q4_gemm.wgsl computes the product in tiles of 64 x 128 (16 x 128 with int8
+// x at M <= 32: kSmallRows) (at M = 512 every
 // Llama-3.2-1B product ran 2-8% faster than with tiles of 128 rows on the H200, which are gone:
 // PERFORMANCE.md, 2026-11-30) over 32-deep K slices; when the tiles are fewer than 256, each
 // tile's slices are split among up to ceil(256 / tiles) workgroups (split-K; aiming for 512 or
@@ -36,6 +37,11 @@ using runtime::NodeContext;
 
 constexpr uint64_t kGemvRows = 4;
 constexpr uint64_t kTileRows = 64;           // BM in q4_gemm.wgsl
+constexpr uint64_t kSmallTileRows = 16;      // BM of q4_gemm.i8.m16
+// M up to which the int8 GEMM takes 16-row tiles (with the 64-row tiles' split of K, so that a
+// row's output does not change with M: continuous batching's steps of 5 to 64 rows give a
+// sequence the same tokens whatever runs beside it).
+constexpr uint64_t kSmallRows = 32;
 constexpr uint64_t kTileCols = 128;          // BN
 constexpr uint64_t kSlice = 32;              // BK
 constexpr uint64_t kTargetWorkgroups = 256;  // what split-K aims for
@@ -94,6 +100,7 @@ bool x8_of(const NodeContext& ctx) { return runtime::option_on(ctx.options(), "q
 // How q4_gemm runs at M rows (M > 4).
 struct Plan {
   uint64_t tiles_m = 0, tiles_n = 0;
+  uint64_t bm = kTileRows;  // rows of a tile: the kernel variant
   uint64_t chunk = 0;   // slices per split
   uint64_t splits = 0;  // ceil(slices / chunk)
   bool partial = false;  // partials to scratch, then the reduce pass
@@ -101,7 +108,9 @@ struct Plan {
   uint64_t workgroups() const { return tiles_m * tiles_n * splits; }
 };
 
-Plan plan_of(const Facts& f, uint64_t m) {
+// The split of K follows the 64-row tiles' count whatever the variant: up to 64 rows, one
+// split for every M.
+Plan plan_of(const Facts& f, uint64_t m, bool x8) {
   Plan p;
   p.tiles_m = ceil_div(m, kTileRows);
   p.tiles_n = ceil_div(f.n, kTileCols);
@@ -111,6 +120,10 @@ Plan plan_of(const Facts& f, uint64_t m) {
   p.chunk = ceil_div(slices, std::clamp<uint64_t>(want, 1, slices));
   p.splits = ceil_div(slices, p.chunk);
   p.partial = p.splits > 1 || f.scratch;
+  if (x8 && m <= kSmallRows) {
+    p.bm = kSmallTileRows;
+    p.tiles_m = ceil_div(m, kSmallTileRows);
+  }
   return p;
 }
 
@@ -126,11 +139,11 @@ std::string guard(const NodeContext& ctx) {
 // pass where the plan writes partials; q4_gemv's executable part at M <= 4.
 class GemmExec : public Steps {
  public:
-  explicit GemmExec(const Facts& f) : facts(f) {}
+  GemmExec(const Facts& f, bool int8) : facts(f), x8(int8) {}
 
   void resize(const NodeContext& ctx) override {
     m_ = rows_now(ctx);
-    if (m_ > kGemvRows) plan_ = plan_of(facts, m_);
+    if (m_ > kGemvRows) plan_ = plan_of(facts, m_, x8);
     gemv->resize(ctx);
     if (norm) norm->resize(ctx);
     if (quantize) quantize->resize(ctx);
@@ -144,15 +157,17 @@ class GemmExec : public Steps {
     }
     if (norm) norm->record(rec);
     if (quantize) quantize->record(rec);
-    gemm.at(plan_.partial)->record(rec);
+    gemm.at({plan_.partial, plan_.bm})->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
 
   const Facts facts;
+  const bool x8;
   std::unique_ptr<runtime::NodeExec> gemv;
   std::unique_ptr<runtime::NodeExec> norm;  // add_rms_norm_ products: x normalized into scratch
   std::unique_ptr<DispatchExec> quantize;    // int8 x: x rounded into scratch
-  std::map<bool, std::unique_ptr<DispatchExec>> gemm;  // by whether it writes partials
+  // By whether it writes partials and its tile rows.
+  std::map<std::pair<bool, uint64_t>, std::unique_ptr<DispatchExec>> gemm;
   std::unique_ptr<DispatchExec> reduce;
 
  private:
@@ -169,7 +184,7 @@ const FixedParams kQ4GemmFixed{"g_", {"n", "k", "flags", "out_n", "group_shift",
 // so (else no workgroups). With int8 x (`x8`), X is q8_chunks' output: the words, then the steps
 // from word xd_base.
 std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts& f, bool x8, bool partial,
-                                            uint64_t xd_base,
+                                            uint64_t bm, uint64_t xd_base,
                                             const std::vector<gpu::BufferBinding>& buffers) {
   std::vector<gpu::Binding> b{gpu::Binding::Uniform};
   for (uint32_t i = 0; i < kBuffers; ++i) b.push_back(i < 4 ? gpu::Binding::ReadOnlyStorage : gpu::Binding::Storage);
@@ -181,15 +196,15 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
   std::vector<std::pair<std::string, double>> constants;
   kQ4GemmFixed.constants(constants, {u32(f.n), u32(f.k), flags, u32(f.out_n), f.q4p.group_shift, f.q4p.groups,
                                      u32(ceil_div(f.n, kTileCols))});
-  const gpu::Kernel& kernel = product_kernel(ctx, x8 ? "q4_gemm.i8.m64" : "q4_gemm.m64", b, "g_out_n()",
+  const gpu::Kernel& kernel = product_kernel(ctx, !x8 ? "q4_gemm.m64" : bm == kSmallTileRows ? "q4_gemm.i8.m16" : "q4_gemm.i8.m64", b, "g_out_n()",
                                              std::move(constants), &kQ4GemmFixed);
-  auto update = [f, partial, flags, xd_base](const NodeContext& c) {
+  auto update = [f, x8, partial, bm, flags, xd_base](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kGemmParams, 0);
     const uint64_t m = rows_now(c);
     if (m <= kGemvRows) return l;
-    const Plan p = plan_of(f, m);
-    if (p.partial != partial) return l;
+    const Plan p = plan_of(f, m, x8);
+    if (p.partial != partial || p.bm != bm) return l;
     l.params = {u32(m),         u32(f.n),          u32(f.k),       flags,     u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
                 u32(f.out_n),   u32(p.tiles_n),    u32(p.tiles_m), u32(p.chunk), u32(p.splits),  f.q4p.scale_base,
                 f.q4p.group_shift, f.q4p.groups,   u32(xd_base),   0};
@@ -211,7 +226,7 @@ std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Fact
     l.params.assign(kReduceParams, 0);
     const uint64_t m = rows_now(c);
     if (m <= kGemvRows) return l;
-    const Plan p = plan_of(f, m);
+    const Plan p = plan_of(f, m, false);  // (its splits: the same for either variant)
     const uint64_t per_word = f.f16 ? 2 : 1;
     std::array<uint64_t, 3> words{};
     for (size_t i = 0; i < 3; ++i) words[i] = ceil_div(m * f.widths[i], per_word);
@@ -244,7 +259,7 @@ std::unique_ptr<DispatchExec> quantize_dispatch(const NodeContext& ctx, const Fa
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op) {
   const Facts f = facts_of(ctx, op);
   const bool x8 = x8_of(ctx);
-  auto exec = std::make_unique<GemmExec>(f);
+  auto exec = std::make_unique<GemmExec>(f, x8);
   const Operands ops = operands_of(ctx);
   const gpu::BufferBinding bias = f.bias ? ctx.input(ops.bias_input).binding() : exec->own(ctx, 4, "no bias");
   std::array<gpu::BufferBinding, 3> outs;
@@ -254,11 +269,11 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   // The plans of every M the GEMM may run at, and the largest partials they write: splits x M x N
   // floats, under (256 + tiles) x 64 x 128 for the 256 workgroups aimed at (16 to 18 MiB at
   // Llama-3.2-1B's shapes).
-  std::set<bool> used;
+  std::set<std::pair<bool, uint64_t>> used;
   uint64_t partial_bytes = 0;
   for (uint64_t m = kGemvRows + 1; m <= max_rows(ctx); ++m) {
-    const Plan p = plan_of(f, m);
-    used.insert(p.partial);
+    const Plan p = plan_of(f, m, x8);
+    used.insert({p.partial, p.bm});
     if (p.partial) partial_bytes = std::max(partial_bytes, 4 * p.splits * m * f.n);
   }
   // The partials take the node's first scratch slot, as in every other GEMM node (slots are
@@ -294,11 +309,11 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     }
     x = {q8.buffer, q8.offset, end};
   }
-  for (const bool partial : used) {
+  for (const auto& [partial, bm] : used) {
     const std::vector<gpu::BufferBinding> buffers =
         partial ? std::vector<gpu::BufferBinding>{x, nibbles, w, bias, partials, spare[0], spare[1]}
                 : std::vector<gpu::BufferBinding>{x, nibbles, w, bias, outs[0], outs[1], outs[2]};
-    exec->gemm[partial] = gemm_dispatch(ctx, f, x8, partial, xd_base, buffers);
+    exec->gemm[{partial, bm}] = gemm_dispatch(ctx, f, x8, partial, bm, xd_base, buffers);
   }
   return exec;
 }

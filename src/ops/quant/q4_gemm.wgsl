@@ -59,7 +59,7 @@ const WG = 256u;
 const BM = {{rows}}u;
 const BN = 128u;
 const BK = 32u;
-const TM = BM / 16u;  // rows per invocation: 4
+const TM = BM / 16u;  // rows per invocation: 4 (gemm_f32 runs at BM = 64 only)
 const AQ = BM / 4u;   // vec4s per k of As
 const BQ = BN / 4u;   // vec4s per k of Bs
 const XL = BM / 32u;  // vec4<u32> loads of x per invocation and slice (f32 x; f16 x takes half)
@@ -367,6 +367,41 @@ fn gemm_i8(lid: u32, t: Tile) {
   finish(t.split, r + 2u, n + 64u, c21);
   finish(t.split, r + 3u, n, c30);
   finish(t.split, r + 3u, n + 64u, c31);
+}
+
+// The int8 product of workgroup `t`'s tile for BM = 16 (few rows: continuous batching's steps):
+// invocation (tx, ty) keeps row ty's sums of the columns 4 tx.. and 64 + 4 tx... Each sum goes
+// through the same operations in the same order as gemm_i8's (exact integer sums per slice, then
+// one fma with the same steps per slice), so a row's output is the same bits in either variant
+// under the same split of K.
+fn gemm_i8_m16(lid: u32, t: Tile) {
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+  var c0 = vec4<f32>(0.0);
+  var c1 = vec4<f32>(0.0);
+  if (t.first < t.last) {
+    load_i8(lid, t.m0, t.n0, t.first);
+    stage_i8(lid, 0u);
+  }
+  workgroupBarrier();
+  for (var s = t.first; s < t.last; s++) {
+    let b = (s - t.first) & 1u;
+    if (s + 1u < t.last) { load_i8(lid, t.m0, t.n0, s + 1u); }
+    var s0 = vec4<i32>();
+    var s1 = vec4<i32>();
+    for (var w = 0u; w < BW; w++) {
+      let a = Aq[(b * BW + w) * AQ + ty / 4u][ty % 4u];
+      s0 += dot4(a, Bq[(b * BW + w) * BQ + tx]);
+      s1 += dot4(a, Bq[(b * BW + w) * BQ + 16u + tx]);
+    }
+    let da = Ad[b * AQ + ty / 4u][ty % 4u];
+    c0 = fma(vec4<f32>(s0), da * Bd[b * BQ + tx], c0);
+    c1 = fma(vec4<f32>(s1), da * Bd[b * BQ + 16u + tx], c1);
+    if (s + 1u < t.last) { stage_i8(lid, b ^ 1u); }
+    workgroupBarrier();
+  }
+  finish(t.split, t.m0 + ty, t.n0 + 4u * tx, c0);
+  finish(t.split, t.m0 + ty, t.n0 + 4u * tx + 64u, c1);
 }
 
 // Workgroup wg's tile: its split of K, first row and column, and slices [first, last).

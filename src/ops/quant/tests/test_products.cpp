@@ -55,10 +55,11 @@ TEST(QuantProducts, RoutesDeclineForTheirGuards) {
 TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
   // One program: decode (M = 1) runs the gemv kernel, prefill (M = 37) the GEMM, then decode
   // again; every resize recomputes params and dispatch sizes, and the split-K plan (partials and
-  // the reduce pass, or the output written directly) changes with M.
+  // the reduce pass, or the output written directly) changes with M, as do the int8 GEMM's tiles
+  // (16 rows up to M = 32: 5, 16, 17 and 32 take them, in one or two tiles; 64 rows above).
   testing::Shared& s = shared();
   const std::vector<const char*> names{"sym", "sym_x16", "sw_sym", "sym_big", "n_sw_sym"};
-  for (int64_t m : {1, 37, 1, 5, 4, 2, 300, 131, 3, 256, 64, 65, 200, 1}) {
+  for (int64_t m : {1, 37, 1, 5, 4, 2, 300, 131, 3, 16, 17, 32, 33, 256, 64, 65, 200, 1}) {
     for (const char* name : names) s.products.set(*s.prog, name, std::min<int64_t>(m, s.products.spec(name).m));
     s.prog->execute();
     for (const char* name : names) s.products.verify(*s.prog, name);
