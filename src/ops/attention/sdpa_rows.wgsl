@@ -1,7 +1,11 @@
 // sdpa_rows: attention for a step of rows of several sequences (continuous batching). Row r of
 // q [1, R, Hq, D] is one token at (slot, position) = Rows[r]; its query heads attend over cache
-// rows 0 .. position of that slot ([S, Hkv, MaxS, D]). One workgroup per (row, kv head) serves
-// the group's query heads, so each k and v row is read once per group. The visible rows come in
+// rows 0 .. position of that slot ([S, Hkv, MaxS, D]). One workgroup per (row, kv head, chunk)
+// serves the group's query heads, so each k and v row is read once per group. The visible rows
+// are split into C = params.chunks chunks of ceil(len / C) rows (the split depends on the row's
+// own length only, so a row's output does not depend on the rows beside it); with C > 1 each
+// workgroup writes its chunk's (m, l) to Stats and its accumulators to Acc, and sdpa_combine.wgsl
+// merges them (a row out of the caches writes (0, 1) and zeros: its output is 0). The rows come in
 // tiles of T with an online softmax per head: the running max m, the sum l of exp(score - m) and
 // the accumulators acc of exp(score - m) * v, both rescaled by alpha = exp(m - m_new) when a tile
 // raises the max; the output is acc / l (write_out2). A row out of the caches (slot >= S or
@@ -24,6 +28,10 @@ struct Params {
   dim: u32,      // head_dim, even
   slots: u32,    // S
   scale: f32,
+  chunks: u32,   // C
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -31,6 +39,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read> V: array<u32>;
 @group(0) @binding(4) var<storage, read> Rows: array<u32>;  // i32 [R, 2]: (slot, position)
 @group(0) @binding(5) var<storage, read_write> Out: array<u32>;  // [1, R, Hq, D], like q
+// With C > 1: per (row, query head, chunk) slot (r * Hq + h) * C + c, (m, l) and D / 2 pairs.
+@group(0) @binding(6) var<storage, read_write> Stats: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> Acc: array<vec2<f32>>;
 
 const OUT_F16: bool = {{out_f16}};  // q and Out: packed f16, else f32
 
@@ -47,6 +58,13 @@ var<workgroup> m_s: array<f32, MAX_G>;
 var<workgroup> alpha_s: array<f32, MAX_G>;
 var<workgroup> at_s: vec2<u32>;  // (visible rows, 0 out of the caches; element of the kv head's row 0)
 
+// Chunk c's accumulator pair p of row r's query head h, and (once per slot) its (m, l).
+fn put_part(r: u32, h: u32, c: u32, p: u32, acc: vec2<f32>, ml: vec2<f32>) {
+  let slot = (r * params.hq + h) * params.chunks + c;
+  Acc[slot * (params.dim / 2u) + p] = acc;
+  if (p == 0u) { Stats[slot] = ml; }
+}
+
 fn load_q2(i: u32) -> vec2<f32> { return {{load_q2}}; }
 fn load_k2(i: u32) -> vec2<f32> { return {{load_k2}}; }
 fn load_v2(i: u32) -> vec2<f32> { return {{load_v2}}; }
@@ -55,9 +73,11 @@ fn load_v2(i: u32) -> vec2<f32> { return {{load_v2}}; }
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let wg = wgx_workgroup_index(wid, nwg);
-  if (wg >= params.rows * params.hkv) { return; }
-  let r = wg / params.hkv;
-  let hk = wg % params.hkv;
+  let C = params.chunks;
+  if (wg >= params.rows * params.hkv * C) { return; }
+  let c = wg % C;
+  let r = (wg / C) / params.hkv;
+  let hk = (wg / C) % params.hkv;
   let G = params.group;
   let D = params.dim;
   let half = D / 2u;
@@ -73,8 +93,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let at = workgroupUniformLoad(&at_s);
   let len = at.x;
   let kb = at.y;
+  // This chunk's visible rows [lo, hi).
+  let per = (len + C - 1u) / C;
+  let lo = min(c * per, len);
+  let hi = min(lo + per, len);
   if (len == 0u) {
-    for (var u = lid; u < pairs; u += WG) { write_out2(qb + 2u * u, vec2<f32>(0.0), 1.0); }
+    for (var u = lid; u < pairs; u += WG) {
+      if (C == 1u) {
+        write_out2(qb + 2u * u, vec2<f32>(0.0), 1.0);
+      } else {
+        put_part(r, hk * G + u / half, c, u % half, vec2<f32>(0.0), vec2<f32>(0.0, 1.0));
+      }
+    }
     return;
   }
 
@@ -88,9 +118,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   workgroupBarrier();
 
-  for (var t0 = 0u; t0 < len; t0 += T) {
+  for (var t0 = lo; t0 < hi; t0 += T) {
     let j = t0 + lid;
-    let live = j < len;
+    let live = j < hi;
     // A: scores of row j.
     for (var g = 0u; g < G; g++) {
       var sc = NEG;
@@ -120,7 +150,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     // C: p * v over the tile's rows.
-    let n = min(T, len - t0);
+    let n = min(T, hi - t0);
     for (var k = 0u; k < UNITS; k++) {
       let u = lid + k * WG;
       if (u >= pairs) { break; }
@@ -144,6 +174,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = 0u; k < UNITS; k++) {
     let u = lid + k * WG;
     if (u >= pairs) { break; }
-    write_out2(qb + 2u * u, acc[k], l[k]);
+    if (C == 1u) {
+      write_out2(qb + 2u * u, acc[k], l[k]);
+    } else {
+      let g = u / half;
+      put_part(r, hk * G + g, c, u % half, acc[k], vec2<f32>(m_s[g], l[k]));
+    }
   }
 }
