@@ -454,6 +454,7 @@ class WGX_API Batch {
   struct Impl;
 
  private:
+  friend struct Internals;
   std::unique_ptr<Impl> impl_;
 };
 

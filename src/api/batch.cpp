@@ -23,6 +23,8 @@ Batch::Batch(const Model& model) : impl_(std::make_unique<Impl>()) {
   m.batch_owner = impl_.get();
 }
 
+llm::Batch& Internals::batch(Batch& b) { return *b.impl_->batch; }
+
 Batch::~Batch() {
   if (!impl_) return;
   std::lock_guard lock(impl_->model->mutex);

@@ -102,6 +102,7 @@ struct Internals {
   static Engine::Impl& impl(const Engine& e) { return *e.impl_; }
   static Model::Impl& impl(const Model& m) { return *m.impl_; }
   static Session::Impl& impl(const Session& s) { return *s.impl_; }
+  static llm::Batch& batch(Batch& b);
   // Loads like Model::load, keeping the graph and weights the program was built from.
   static Model load_kept(const Engine& engine, const std::string& path, const LoadOptions& options);
   static Model synthetic_kept(const Engine& engine, const std::string& name, const LoadOptions& options,

@@ -77,9 +77,11 @@ logits, the token picked on the host: as host sampling runs), for comparison. Mo
   --json                  one JSON object on stdout instead of text
   --parallel W1,W2,...    continuous batching instead (wgx::Batch, as wgx serve --parallel runs
                           it): for each width W, W sequences with prompts of -p tokens start
-                          together, then decode -n tokens each (greedy, eos ignored). Reports
-                          each width's prefill rate, aggregate decode rate (W tokens a step),
-                          per-stream rate and inter-token latency p50/p99 (a step's wall time);
+                          together, their prompts fed first, then decode -n tokens each
+                          (greedy, eos ignored), as llama-batched-bench runs them. Reports
+                          each width's prefill rate, aggregate decode rate (the decode phase's
+                          tokens over its time), per-stream rate and inter-token latency
+                          p50/p99 (the wall time of a step that gives every sequence a token);
                           with --profile, one decode step's GPU time and its ops. The model is
                           loaded for the widest W; --ctx defaults to -p + -n + 1 here. --pos,
                           --sync, --sample, --in-flight and --steps-per-submit do not apply

@@ -1,16 +1,19 @@
 // wgx bench --parallel W1,W2,...: continuous batching's speed, as a server's clients see it.
 // For each width W, W sequences (prompts of -p tokens, each its own) start together in one
-// wgx::Batch; the prefill phase lasts until every one has its first token, then the decode
-// phase times the steps that advance all W by a token each, -n of them. Reported per width:
-// the prefill rate (all prompts' tokens over the prefill phase), the aggregate decode rate (W
-// tokens a step over the decode phase: llama-batched-bench's S_TG), per-stream rate, and the
-// inter-token latency (a decode step's wall time) at p50 and p99. With --profile, one decode
+// wgx::Batch, which feeds every prompt before they decode (as llama-batched-bench runs them;
+// a server's batch feeds decoding rows first); the prefill phase lasts until every one has its
+// first token, then the decode phase runs the steps until all have -n tokens. Reported per
+// width: the prefill rate (all prompts' tokens over the prefill phase), the aggregate decode
+// rate (the decode phase's tokens over its time: llama-batched-bench's S_TG), per-stream rate,
+// and the inter-token latency (the wall time of a step that gives every sequence a token) at
+// p50 and p99. With --profile, one decode
 // step at each width on timestamps: its GPU time (unprofiled, first timestamp to last) against
 // its wall time, and the GPU time per op, route and kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +42,8 @@ struct WidthResult {
   int64_t prefill_steps = 0;
   double decode_s = 0;
   int64_t decode_steps = 0;
-  std::vector<double> step_ms;  // decode steps' wall times
+  int64_t decode_tokens = 0;
+  std::vector<double> step_ms;  // wall times of the decode steps that gave every sequence a token
   std::optional<StepProfile> profile;
 };
 
@@ -70,25 +74,33 @@ int64_t prefill(Batch& batch, const std::vector<int64_t>& got) {
   return steps;
 }
 
-// W sequences from their prompts to `tokens` tokens each. Every step after the prefill phase
-// feeds one token of each: the sequences start together and end together.
+int64_t total(const std::vector<int64_t>& got) { return std::accumulate(got.begin(), got.end(), int64_t{0}); }
+
+// W sequences from their prompts to `tokens` tokens each, every prompt fed before the decoding
+// (prompt rows first in each step), so that the sequences decode together: the decode phase
+// counts the tokens its steps give, and a step that gives every sequence a token is an
+// inter-token gap.
 WidthResult run_width(Model& m, const std::vector<std::vector<int32_t>>& prompts, int64_t width, int64_t tokens) {
   WidthResult r;
   r.width = width;
   Batch batch(m);
+  Internals::batch(batch).set_prompts_first(true);
   std::vector<int64_t> got;
   start(batch, prompts, width, tokens, got);
   const Clock::time_point t0 = Clock::now();
   r.prefill_steps = prefill(batch, got);
   r.prefill_s = seconds_since(t0);
+  const int64_t first = total(got);
   const Clock::time_point t1 = Clock::now();
   while (batch.running() > 0) {
+    const int64_t before = total(got);
     const Clock::time_point s = Clock::now();
     batch.step();
-    r.step_ms.push_back(1e3 * seconds_since(s));
+    if (total(got) - before == width) r.step_ms.push_back(1e3 * seconds_since(s));
+    ++r.decode_steps;
   }
   r.decode_s = seconds_since(t1);
-  r.decode_steps = static_cast<int64_t>(r.step_ms.size());
+  r.decode_tokens = total(got) - first;
   return r;
 }
 
@@ -99,6 +111,7 @@ StepProfile profile_width(Model& m, runtime::Program& p, const std::vector<std::
                           int64_t width, int64_t tokens) {
   const int64_t runs = std::clamp<int64_t>(tokens - 3, 1, 16);
   Batch batch(m);
+  Internals::batch(batch).set_prompts_first(true);
   std::vector<int64_t> got;
   start(batch, prompts, width, runs + 3, got);
   prefill(batch, got);
@@ -145,7 +158,7 @@ int bench_parallel(Model& m, const ParallelBenchArgs& a) {
 
   const ModelInfo info = m.info();
   const auto decode_rate = [&](const WidthResult& r) {
-    return static_cast<double>(r.width * r.decode_steps) / r.decode_s;
+    return static_cast<double>(r.decode_tokens) / r.decode_s;
   };
   const auto prefill_rate = [&](const WidthResult& r) {
     return static_cast<double>(r.width * a.prompt_tokens) / r.prefill_s;
@@ -168,6 +181,7 @@ int bench_parallel(Model& m, const ParallelBenchArgs& a) {
                           {"prefill_tok_s", prefill_rate(r)},
                           {"decode_s", r.decode_s},
                           {"decode_steps", r.decode_steps},
+                          {"decode_tokens", r.decode_tokens},
                           {"decode_tok_s", decode_rate(r)},
                           {"stream_tok_s", decode_rate(r) / static_cast<double>(r.width)},
                           {"itl_p50_ms", percentile(r.step_ms, 0.5)},

@@ -122,7 +122,8 @@ std::vector<Batch::Finished> Batch::step() {
   std::reverse(done.begin(), done.end());
   if (sequences_.empty()) return done;
 
-  // Decoding rows first (a token each), then prompts in arrival order while rows are left.
+  // Decoding rows first (a token each), then prompts in arrival order while rows are left (or
+  // the other way round: set_prompts_first).
   struct Part {
     Sequence* seq;
     int64_t from, count;
@@ -134,7 +135,7 @@ std::vector<Batch::Finished> Batch::step() {
     for (auto& s : sequences_) {
       const int64_t pending = static_cast<int64_t>(s->context.size()) - s->fed;
       const bool decoding = !s->result.tokens.empty();
-      if ((pass == 0) != decoding || pending <= 0 || rows_left <= 0) continue;
+      if ((pass == 0) != (decoding != prompts_first_) || pending <= 0 || rows_left <= 0) continue;
       const int64_t n = std::min(pending, rows_left);
       parts.push_back({s.get(), s->fed, n});
       rows_left -= n;

@@ -62,6 +62,11 @@ class Batch {
   // One step over every running sequence (nothing when none runs); the sequences that ended in it.
   std::vector<Finished> step();
 
+  // Prompt rows before decoding rows in each step (default: decoding first, so that running
+  // sequences keep flowing while prompts arrive): every prompt is fed before the sequences
+  // decode together, as llama-batched-bench times them (wgx bench --parallel).
+  void set_prompts_first(bool on) { prompts_first_ = on; }
+
   size_t running() const { return sequences_.size(); }
   size_t free_slots() const { return free_.size(); }
   const BatchLimits& limits() const { return limits_; }
@@ -94,6 +99,7 @@ class Batch {
   std::vector<int32_t> free_;
   uint64_t next_id_ = 1;
   int64_t last_decode_rows_ = 0, last_prompt_rows_ = 0;
+  bool prompts_first_ = false;
 };
 
 }  // namespace wgx::llm

@@ -133,6 +133,34 @@ TEST(Batch, CancelEndsASequenceAndFreesItsSlot) {
   EXPECT_EQ(b.free_slots(), static_cast<size_t>(kSlots));
 }
 
+// By default a step feeds decoding rows first (running sequences keep flowing); with
+// set_prompts_first a new prompt takes the rows first (wgx bench --parallel: every prompt before
+// the decoding). Either way the greedy tokens are the same.
+TEST(Batch, PromptsFirstFeedsAPromptBeforeTheDecodingRows) {
+  Demo& d = demo();
+  const int64_t step_rows = std::min<int64_t>(d.limits.max_rows, 64);  // the most a step feeds
+  std::vector<int32_t> longer;
+  while (static_cast<int64_t>(longer.size()) <= step_rows) {
+    const std::vector<int32_t> part = d.tok.encode(" Once upon a time, in a land far away, there lived a wise king.");
+    longer.insert(longer.end(), part.begin(), part.end());
+  }
+  ASSERT_LE(static_cast<int64_t>(longer.size()) + 2, d.limits.max_seq);
+  for (const bool first : {false, true}) {
+    SCOPED_TRACE(first ? "prompts first" : "decoding first");
+    Batch b(*d.program, d.tok, d.limits);
+    b.set_prompts_first(first);
+    const uint64_t a = b.add(d.tok.encode(kPrompts[0]), greedy(kTokens));
+    b.step();  // A's prompt: A decodes from now on
+    b.add(longer, greedy(2));
+    b.step();
+    EXPECT_EQ(b.last_decode_rows(), first ? 0 : 1);
+    EXPECT_EQ(b.last_prompt_rows(), first ? step_rows : step_rows - 1);
+    std::map<uint64_t, GenerationResult> out;
+    drain(b, out);
+    EXPECT_EQ(out.at(a).tokens, alone(0));
+  }
+}
+
 TEST(Batch, RefusesWhatItCannotRun) {
   Demo& d = demo();
   Batch b(*d.program, d.tok, d.limits);
