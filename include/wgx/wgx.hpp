@@ -253,6 +253,12 @@ class WGX_API Model {
   // The chat template's text for `messages`, ending with the assistant's turn opened
   // (InvalidModel when the tokenizer has no chat template).
   std::string render_chat(const std::vector<Message>& messages, bool thinking = true) const;
+  // How well the model predicts `tokens`: the natural log of each one's probability given the
+  // ones before it (tokens.size() - 1 values, the first token has none), several positions a
+  // step (wgx perplexity). Needs a model loaded with LoadOptions::parallel > 0 (its batch
+  // program gives several positions' logits a step) and no Batch alive. BadArgument for fewer
+  // than 2 tokens or an id outside the vocabulary; ContextFull past the context.
+  std::vector<double> log_probs(std::span<const int32_t> tokens) const;
 
   struct Impl;
 

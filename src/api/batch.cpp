@@ -25,6 +25,23 @@ Batch::Batch(const Model& model) : impl_(std::make_unique<Impl>()) {
 
 llm::Batch& Internals::batch(Batch& b) { return *b.impl_->batch; }
 
+std::vector<double> Model::log_probs(std::span<const int32_t> tokens) const {
+  Model::Impl& m = *impl_;
+  if (!m.rows_program) {
+    throw Error(ErrorKind::BadArgument,
+                m.info.path + " was loaded without batching: load it with LoadOptions::parallel > 0 to score text");
+  }
+  std::lock_guard lock(m.mutex);
+  if (m.batch_owner) throw Error(ErrorKind::BadArgument, "a Batch runs on the model: score text once it is gone");
+  return translated(ErrorKind::BadArgument, [&] {
+    try {
+      return llm::log_probs(*m.rows_program, *m.batch_limits, tokens);
+    } catch (const llm::ContextFullError& e) {
+      throw Error(ErrorKind::ContextFull, e.what());
+    }
+  });
+}
+
 Batch::~Batch() {
   if (!impl_) return;
   std::lock_guard lock(impl_->model->mutex);

@@ -14,6 +14,7 @@
 #include "format/wgx_file.h"
 #include "gpu/context.h"
 #include "llm/batch.h"
+#include "llm/score.h"
 #include "llm/chat.h"
 #include "llm/generator.h"
 #include "models/model.h"

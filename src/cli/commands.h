@@ -24,6 +24,7 @@ int run_generate(const GlobalOptions& global, const std::vector<std::string>& ar
 int run_chat(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_serve(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx serve
+int run_perplexity(const GlobalOptions& global, const std::vector<std::string>& args);
 
 // Ends the line that streamed text left open on stdout, if any: an error after some tokens
 // then starts a line of its own.

@@ -34,6 +34,8 @@ commands:
                 (--model PATH | --synthetic NAME, -p N -n N [--pos N] [--profile] [--json])
   serve         an OpenAI-compatible HTTP server for a model (--model PATH [--port N]
                 [--host H] [--api-key KEY]; see wgx serve --help)
+  perplexity    how well a model predicts a text file: mean NLL and perplexity in windows
+                (--model PATH FILE [--ctx N] [--stride S])
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
     if (command == "chat") return cli::run_chat(global, rest);
     if (command == "bench") return cli::run_bench(global, rest);
     if (command == "serve") return cli::run_serve(global, rest);
+    if (command == "perplexity") return cli::run_perplexity(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const wgx::Error& e) {
     return fail(e.what(), exit_code(e.kind()));

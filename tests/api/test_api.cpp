@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -509,6 +510,48 @@ TEST(Batch, SequencesJoinAndLeaveAndAgreeWithRunningAlone) {
   }
   o.parallel = -1;
   EXPECT_THROW(wgx::Model::load(engine(), WGX_DEMO_MODEL, o), wgx::Error);
+}
+
+// Model::log_probs (wgx perplexity): a sentence the demo model has seen the like of scores
+// better than its own tokens reversed; the values are log-probabilities; what cannot be scored
+// is refused (the numbers against transformers: tests/models/test_score.cpp).
+TEST(Model, LogProbsScoreText) {
+  wgx::LoadOptions o;
+  o.context = 64;
+  o.parallel = 1;
+  const wgx::Model m = wgx::Model::load(engine(), WGX_DEMO_MODEL, o);
+  std::vector<int32_t> ids = m.tokenizer().encode("A friend in need is a friend indeed.");
+  const std::vector<double> lp = m.log_probs(ids);
+  ASSERT_EQ(lp.size(), ids.size() - 1);
+  for (double v : lp) EXPECT_LE(v, 0.0);
+  std::vector<int32_t> reversed(ids.rbegin(), ids.rend());
+  const std::vector<double> rp = m.log_probs(reversed);
+  const auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
+  EXPECT_GT(mean(lp), mean(rp) + 1.0) << "the sentence scored no better than its tokens reversed";
+  EXPECT_EQ(m.log_probs(ids), lp) << "the same text scored twice differs";
+  const auto kind = [&](std::vector<int32_t> t) {
+    try {
+      m.log_probs(t);
+    } catch (const wgx::Error& e) {
+      return e.kind();
+    }
+    ADD_FAILURE() << "scored " << t.size() << " tokens that it should have refused";
+    return wgx::ErrorKind::Internal;
+  };
+  EXPECT_EQ(kind({ids[0]}), wgx::ErrorKind::BadArgument);
+  EXPECT_EQ(kind({ids[0], 5000}), wgx::ErrorKind::BadArgument);
+  EXPECT_EQ(kind(std::vector<int32_t>(65, ids[0])), wgx::ErrorKind::ContextFull);
+  {
+    wgx::Batch b(m);
+    EXPECT_EQ(kind(ids), wgx::ErrorKind::BadArgument);  // the batch has the program
+  }
+  EXPECT_EQ(m.log_probs(ids), lp);
+  try {
+    demo_q4().log_probs(ids);
+    ADD_FAILURE() << "a model loaded without LoadOptions::parallel scored text";
+  } catch (const wgx::Error& e) {
+    EXPECT_EQ(e.kind(), wgx::ErrorKind::BadArgument);
+  }
 }
 
 TEST(Model, InfoAndProgress) {

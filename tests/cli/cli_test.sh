@@ -395,6 +395,40 @@ case "$case_name" in
     expect_err "it must be at least -p"
     run 2 "$wgx" bench --synthetic llama-9000
     expect_err "choose one of llama-3.2-1b, qwen3-0.6b, demo-tiny" ;;
+  perplexity_demo)
+    # The demo model on a few fortunes of its own kind: windows scored, the perplexity last.
+    printf 'A friend in need is a friend indeed.\n\nThe meaning of life is not to be found in books.\n\nYou will meet a tall dark stranger.\n' >"$tmp/text.txt"
+    run 0 "$wgx" perplexity --model "$root/models/demo" "$tmp/text.txt" --ctx 16 --stride 8
+    expect_err "^wgx: window 1/[0-9]*: 15 tokens scored, perplexity so far [0-9.]*$"
+    expect_out "^text         $tmp/text.txt: [0-9]* tokens, [0-9]* scored in [0-9]* windows of 16 tokens, stride 8$"
+    expect_out "^mean NLL     [0-9.]* nats per token$"
+    tail -n 1 "$tmp/out" | grep -q "^perplexity [0-9][0-9.]*$" || fail "the last line is not 'perplexity N'"
+    # Every token but the first is scored once (stride < ctx); with stride = ctx a window's first
+    # token has nothing before it in the window and is not scored.
+    run 0 "$wgx" perplexity --model "$root/models/demo" "$tmp/text.txt" --ctx 16 --stride 8 --json
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(not (j["scored"] == j["tokens"] - 1 and j["perplexity"] > 1))' \
+      "$tmp/out" || fail "not every token but the first was scored once"
+    run 0 "$wgx" perplexity --model "$root/models/demo" "$tmp/text.txt" --ctx 16 --stride 16 --json
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(not (j["scored"] == j["tokens"] - j["windows"]))' \
+      "$tmp/out" || fail "windows side by side did not score all but their first tokens"
+    run 2 "$wgx" perplexity --model "$root/models/demo" "$tmp/text.txt" --ctx 16 --stride 17
+    expect_err "stride 17 is more than a window (16 tokens)"
+    printf 'A' >"$tmp/one.txt"
+    run 2 "$wgx" perplexity --model "$root/models/demo" "$tmp/one.txt"
+    expect_err "holds 1 token(s); it takes 2 or more"
+    run 2 "$wgx" perplexity --model "$root/models/demo" "$tmp/none.txt"
+    expect_err "cannot read $tmp/none.txt" ;;
+  bench_parallel)
+    # Continuous batching's bench: every prompt fed first (3 x 2 rows: one step), then the
+    # sequences decode together, a token each per step.
+    run 0 "$wgx" bench --synthetic demo-tiny --parallel 1,3 -p 6 -n 4 --warmup 0
+    expect_out "^ streams  prefill tok/s   decode tok/s   per stream   ITL p50 ms   ITL p99 ms  GPU/step ms$"
+    expect_out "^       3 "
+    run 0 "$wgx" bench --synthetic demo-tiny --parallel 1,3 -p 2 -n 4 --warmup 0 --json
+    python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["widths"]; sys.exit(not (w[1]["width"] == 3 and w[1]["prefill_steps"] == 1 and w[1]["decode_steps"] == 3 and w[1]["decode_tokens"] == 9))' \
+      "$tmp/out" || fail "three sequences did not decode 3 tokens each in 3 steps after one prefill step"
+    run 2 "$wgx" bench --synthetic demo-tiny --parallel 2 --sync
+    expect_err "do not apply" ;;
   run_missing_model)
     # A model that is not there is a model that cannot be used (exit 4), said plainly.
     run 4 "$wgx" run --model "$tmp/none" -p "x"
