@@ -39,19 +39,7 @@ constexpr double kQ4X8Tol = 0.25;
 constexpr double kF16Tol = 5e-2;
 constexpr int kDecodeSteps = 5;
 
-TinySpec llama_untied() {
-  TinySpec s;
-  s.hidden = 128;
-  s.intermediate = 192;
-  s.heads = 2;
-  s.kv_heads = 1;
-  s.head_dim = 64;
-  s.llama3_scaling = true;
-  s.rope_theta = 500000;
-  s.store = StoreAs::BF16;
-  s.seed = 11;
-  return s;
-}
+TinySpec llama_untied() { return tiny_llama_gqa(11); }
 
 TinySpec llama_tied() {
   TinySpec s;
@@ -60,17 +48,7 @@ TinySpec llama_tied() {
   return s;
 }
 
-TinySpec qwen3() {
-  TinySpec s;
-  s.arch = Architecture::Qwen3;
-  s.head_dim = 128;
-  s.tied = true;
-  s.rope_theta = 1000000;
-  s.rms_norm_eps = 1e-6;
-  s.store = StoreAs::BF16;
-  s.seed = 13;
-  return s;
-}
+TinySpec qwen3() { return tiny_qwen3(13); }
 
 struct Report {
   Diff diff;            // against the reference the tolerance applies to

@@ -134,31 +134,8 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-TinySpec llama_gqa() {
-  TinySpec s;
-  s.hidden = 128;
-  s.intermediate = 192;
-  s.heads = 2;
-  s.kv_heads = 1;
-  s.head_dim = 64;
-  s.llama3_scaling = true;
-  s.rope_theta = 500000;
-  s.store = StoreAs::BF16;
-  s.seed = 21;
-  return s;
-}
-
-TinySpec qwen3() {
-  TinySpec s;
-  s.arch = Architecture::Qwen3;
-  s.head_dim = 128;
-  s.tied = true;
-  s.rope_theta = 1000000;
-  s.rms_norm_eps = 1e-6;
-  s.store = StoreAs::BF16;
-  s.seed = 23;
-  return s;
-}
+TinySpec llama_gqa() { return tiny_llama_gqa(21); }
+TinySpec qwen3() { return tiny_qwen3(23); }
 
 class RowsDecoder : public ::testing::TestWithParam<Case> {};
 

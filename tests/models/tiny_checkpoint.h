@@ -35,6 +35,35 @@ struct TinySpec {
   uint32_t seed = 1;
 };
 
+// Llama 3 in small: grouped-query attention (2 heads over 1), head_dim 64, llama3 rope scaling,
+// bf16, untied.
+inline TinySpec tiny_llama_gqa(uint32_t seed) {
+  TinySpec s;
+  s.hidden = 128;
+  s.intermediate = 192;
+  s.heads = 2;
+  s.kv_heads = 1;
+  s.head_dim = 64;
+  s.llama3_scaling = true;
+  s.rope_theta = 500000;
+  s.store = StoreAs::BF16;
+  s.seed = seed;
+  return s;
+}
+
+// Qwen3 in small: q/k norms, head_dim 128, tied, bf16.
+inline TinySpec tiny_qwen3(uint32_t seed) {
+  TinySpec s;
+  s.arch = Architecture::Qwen3;
+  s.head_dim = 128;
+  s.tied = true;
+  s.rope_theta = 1000000;
+  s.rms_norm_eps = 1e-6;
+  s.store = StoreAs::BF16;
+  s.seed = seed;
+  return s;
+}
+
 // One tensor as a safetensors file holds it.
 struct RawTensor {
   std::string name;
