@@ -130,8 +130,9 @@ class Decoder {
   BuiltModel build_rows() {
     Progress progress(o_.progress, "converting");
     seq_ = b_.sym("rows", 1, max_prefill_);
-    // At least 8 picks, so that a step of few sequences can pad its logit rows (llm::Batch).
-    const graph::SymId picks = b_.sym("picks", 1, std::min(std::max<int64_t>(slots_, 8), max_prefill_));
+    // At least 64 picks (or a prefill step's rows), so that a step of few sequences can pad its
+    // logit rows (llm::Batch) and text is scored 64 positions a step (llm::log_probs).
+    const graph::SymId picks = b_.sym("picks", 1, std::min(std::max<int64_t>(slots_, 64), max_prefill_));
     const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});
     rows_ = b_.input("rows", DType::i32, {seq_, 2});
     const ValueId logit_rows = b_.input("logit_rows", DType::i32, {picks});

@@ -65,7 +65,8 @@ BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint
 // the KV caches hold `slots` sequences ([slots, kv_heads, max_seq, head_dim]); per layer the
 // products are the one-sequence graph's over all rows, the attention rope_update_cache_rows then
 // sdpa_rows then linear(Wo). Outputs: "logits" [1, K, vocab] and "next_tokens" [1, K] (argmax) for
-// the K rows that input "logit_rows" names (each sequence's last row of the step). Context, step
+// the K rows that input "logit_rows" names (each sequence's last row of the step; K up to
+// max(slots, 64) or the step size), for scoring text too (llm::log_probs). Context, step
 // size, weight and cache formats are the model's.
 BuiltModel build_rows_decoder(const BuiltModel& model, int64_t slots);
 
