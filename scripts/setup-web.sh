@@ -5,6 +5,7 @@
 #
 #   WGX_CACHE_DIR=/path      where the compiled libraries live (~/.cache/wgx)
 set -euo pipefail
+trap 'echo "setup-web: error: line $LINENO: $BASH_COMMAND failed" >&2' ERR
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=web.lock
 source "$here/web.lock"
@@ -19,7 +20,9 @@ packages=(emscripten chromium dpkg-dev cmake ninja-build python3 ca-certificates
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 "$here/install-packages.sh" setup-web "${packages[@]}"
-got=$(emcc --version 2>/dev/null | head -1 | sed -n 's/.* \([0-9][0-9.]*\) .*/\1/p')
+# emcc's whole answer first (no pipe: a reader that stops after one line must not fail it).
+said=$(emcc --version 2>&1) || die "emcc --version failed: $(printf '%s' "$said" | head -5)"
+got=$(printf '%s\n' "$said" | sed -n '1s/.* \([0-9][0-9.]*\) .*/\1/p')
 [ "$got" = "$EMSCRIPTEN_VERSION" ] || die "emcc is version '$got'; the web build is pinned to emscripten $EMSCRIPTEN_VERSION (Debian bookworm's)"
 
 # ---- PCRE2 and utf8proc for WebAssembly ------------------------------------------------------
