@@ -243,13 +243,15 @@ BenchArgs parse(const std::vector<std::string>& argv) {
   if (a.model.path.empty() && a.model.synthetic.empty()) {
     throw std::invalid_argument("bench: name the model with --model PATH or --synthetic NAME");
   }
-  if (!a.parallel.empty() && (a.pos || a.sync || a.sample || a.steps_given)) {
-    throw std::invalid_argument("bench: --parallel decodes greedily from the prompt's end, in batched steps; "
-                                "--pos, --sync, --sample, --in-flight and --steps-per-submit do not apply");
+  if (!a.parallel.empty()) {
+    if (a.pos || a.sync || a.sample || a.steps_given) {
+      throw std::invalid_argument("bench: --parallel decodes greedily from the prompt's end, in batched steps; "
+                                  "--pos, --sync, --sample, --in-flight and --steps-per-submit do not apply");
+    }
+    if (a.new_tokens < 4) throw std::invalid_argument("bench: --parallel decodes at least 4 tokens (-n)");
+    if (!a.model.load.context) a.model.load.context = a.prompt_tokens + a.new_tokens + 1;
+    a.model.load.parallel = *std::max_element(a.parallel.begin(), a.parallel.end());
   }
-  if (!a.parallel.empty() && a.new_tokens < 4) throw std::invalid_argument("bench: --parallel decodes at least 4 tokens (-n)");
-  if (!a.parallel.empty() && !a.model.load.context) a.model.load.context = a.prompt_tokens + a.new_tokens + 1;
-  if (!a.parallel.empty()) a.model.load.parallel = *std::max_element(a.parallel.begin(), a.parallel.end());
   if (a.start() < a.prompt_tokens) {
     throw std::invalid_argument("bench: --pos " + std::to_string(a.start()) + " is before the end of the " +
                                 std::to_string(a.prompt_tokens) + "-token prompt (-p); it must be at least -p");
@@ -301,8 +303,8 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
   const Engine engine = make_engine(global);
   Model m = load_model(engine, a.model, a.profile);
   Model::Impl& impl = Internals::impl(m);
+  check_context(a, impl.limits.max_seq);
   if (!a.parallel.empty()) {
-    check_context(a, impl.limits.max_seq);
     ParallelBenchArgs p;
     p.widths = a.parallel;
     p.prompt_tokens = a.prompt_tokens;
@@ -319,7 +321,6 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
     };
     return bench_parallel(m, p);
   }
-  check_context(a, impl.limits.max_seq);
   const std::vector<int32_t> prompt = make_tokens(m, a, a.prompt_tokens, 0);
   const int64_t start = a.start();
   const std::vector<int32_t> filler = make_tokens(m, a, start - a.prompt_tokens, 1);

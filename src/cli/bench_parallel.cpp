@@ -6,9 +6,9 @@
 // width: the prefill rate (all prompts' tokens over the prefill phase), the aggregate decode
 // rate (the decode phase's tokens over its time: llama-batched-bench's S_TG), per-stream rate,
 // and the inter-token latency (the wall time of a step that gives every sequence a token) at
-// p50 and p99. With --profile, one decode
-// step at each width on timestamps: its GPU time (unprofiled, first timestamp to last) against
-// its wall time, and the GPU time per op, route and kernel.
+// p50 and p99. With --profile, one decode step at each width on timestamps: its GPU time
+// (unprofiled, first timestamp to last) against its wall time, and the GPU time per op, route
+// and kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -121,15 +121,9 @@ StepProfile profile_width(Model& m, runtime::Program& p, const std::vector<std::
   StepProfile profile =
       profile_step(p, "decode: " + std::to_string(width) + " sequence" + (width == 1 ? "" : "s") + ", a token each");
   p.set_timing(gpu::Timing::Passes);
-  std::vector<double> us;
-  for (int64_t i = 0; i < runs; ++i) {
-    batch.step();
-    const std::vector<gpu::DispatchTiming>& t = p.last_timings();
-    if (!t.empty()) us.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3);
-  }
+  profile.step_runs = static_cast<int>(runs);
+  profile.step_microseconds = median_step(profile.step_runs, [&] { batch.step(); }, p);
   p.set_timing(gpu::Timing::Off);
-  profile.step_runs = static_cast<int>(us.size());
-  profile.step_microseconds = percentile(us, 0.5);
   return profile;
 }
 

@@ -147,21 +147,6 @@ namespace {
 constexpr int kStepRuns = 24;  // decode steps timed whole for the profile (prefill: a quarter)
 constexpr int kQueued = 7;     // untimed decode steps queued before a timed one
 
-// The median GPU time of `runs` executes by `step` (a program timing its passes): first
-// timestamp to last of each.
-template <typename Step>
-double median_step(int runs, Step step, const runtime::Program& p) {
-  std::vector<double> us;
-  for (int i = 0; i < runs; ++i) {
-    step();
-    const std::vector<gpu::DispatchTiming>& t = p.last_timings();
-    if (t.empty()) return 0;
-    us.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3);
-  }
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
-}
-
 }  // namespace
 
 // One prefill step (the prompt's last) and one decode step on a build with timestamps (the next

@@ -3,6 +3,7 @@
 // label with its layer index starred), longest first.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -40,6 +41,21 @@ StepProfile profile_step(const runtime::Program& program, std::string step);
 
 std::string profile_table(const StepProfile& profile);
 nlohmann::json profile_json(const StepProfile& profile);
+
+// The median GPU time of `runs` executes by `step` (a program timing its passes): first
+// timestamp to last of each.
+template <typename Step>
+double median_step(int runs, Step step, const runtime::Program& p) {
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    step();
+    const std::vector<gpu::DispatchTiming>& t = p.last_timings();
+    if (t.empty()) return 0;
+    us.push_back(static_cast<double>(t.back().end_ns - t.front().begin_ns) * 1e-3);
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
 
 // "1 token at position 7", "8 tokens at positions 0..7".
 std::string tokens_at(int64_t count, int64_t first);

@@ -1,10 +1,10 @@
 // The q4_gemm route of linear, linear_qkv and linear_swiglu: a q4gsw weight and M > 4 at max
-// shapes (prefill). q4_gemm.wgsl computes the product in tiles of 64 x 128 (16 x 128 with int8
-// x at M <= 32: kSmallRows) (at M = 512 every
+// shapes (prefill). q4_gemm.wgsl computes the product in tiles of 64 x 128 (at M = 512 every
 // Llama-3.2-1B product ran 2-8% faster than with tiles of 128 rows on the H200, which are gone:
-// PERFORMANCE.md, 2026-11-30) over 32-deep K slices; when the tiles are fewer than 256, each
-// tile's slices are split among up to ceil(256 / tiles) workgroups (split-K; aiming for 512 or
-// 1,024 measured slower), which write f32 partials to scratch, and q4_gemm_reduce.wgsl adds them
+// PERFORMANCE.md, 2026-11-30; with int8 x at M <= 32, tiles of 16 x 128: kSmallRows) over
+// 32-deep K slices; when the tiles are fewer than 256, each tile's slices are split among up to
+// ceil(256 / tiles) workgroups (split-K; aiming for 512 or 1,024 measured slower), which write
+// f32 partials to scratch, and q4_gemm_reduce.wgsl adds them
 // up and finishes the output (bias, f16 packing, linear_qkv's column split, linear_swiglu's
 // pairs). With one split the GEMM writes the output itself, unless it is f16 of an odd width
 // (its words straddle rows): then the reduce pass packs it. Splits are chosen from the current M
@@ -198,8 +198,8 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
   std::vector<std::pair<std::string, double>> constants;
   kQ4GemmFixed.constants(constants, {u32(f.n), u32(f.k), flags, u32(f.out_n), f.q4p.group_shift, f.q4p.groups,
                                      u32(ceil_div(f.n, kTileCols))});
-  const gpu::Kernel& kernel = product_kernel(ctx, !x8 ? "q4_gemm.m64" : bm == kSmallTileRows ? "q4_gemm.i8.m16" : "q4_gemm.i8.m64", b, "g_out_n()",
-                                             std::move(constants), &kQ4GemmFixed);
+  const char* variant = !x8 ? "q4_gemm.m64" : bm == kSmallTileRows ? "q4_gemm.i8.m16" : "q4_gemm.i8.m64";
+  const gpu::Kernel& kernel = product_kernel(ctx, variant, b, "g_out_n()", std::move(constants), &kQ4GemmFixed);
   auto update = [f, x8, partial, bm, flags, xd_base](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kGemmParams, 0);
