@@ -1,4 +1,4 @@
-// Inference of the nn (norms, embedding, matmul, linear) and layout schemas, good and bad, with
+// Inference of the nn (norms, embedding, matmul, linear, conv1d) and layout schemas, good and bad, with
 // prime sizes and symbolic dims.
 #include <limits>
 
@@ -111,6 +111,14 @@ const std::vector<SchemaCase>& shape_cases() {
       {"linear_swiglu_bias", "linear_swiglu", {f16({5, 37}), f16({226, 37}), f16({226})}, {}, "f16[5, 113]"},
       {"linear_swiglu_odd", "linear_swiglu", {f32({5, 37}), f32({113, 37})}, {}, "!must be a constant even number"},
       {"linear_swiglu_k", "linear_swiglu", {f32({5, 37}), f32({226, 36})}, {}, "!expects 36"},
+      // conv1d: x [N, Cin, L], weight [Cout, Cin, K]; L symbolic when stride divides its coefficient.
+      {"conv1d_same", "conv1d", {f32({2, 7, S}), f32({13, 7, 3}), f32({13})}, {{"padding", 1}}, "f32[2, 13, seq_len]"},
+      {"conv1d_stride2", "conv1d", {f16({1, 7, 101}), f16({13, 7, 5})}, {{"stride", 2}, {"padding", 2}}, "f16[1, 13, 51]"},
+      {"conv1d_dilation", "conv1d", {f32({1, 7, 101}), f32({13, 7, 3})}, {{"dilation", 2}}, "f32[1, 13, 97]"},
+      {"conv1d_groups", "conv1d", {f32({1, 8, 101}), f32({8, 4, 3})}, {{"groups", 2}}, "!groups = 2 is not supported"},
+      {"conv1d_sym_stride", "conv1d", {f32({1, 7, S}), f32({13, 7, 3})}, {{"stride", 2}}, "!does not divide its coefficient"},
+      {"conv1d_short", "conv1d", {f32({1, 7, S}), f32({13, 7, 3})}, {}, "!Lout = floor((L + 2 padding"},
+      {"conv1d_bias_dtype", "conv1d", {f32({1, 7, 11}), f32({13, 7, 3}), f16({13})}, {}, "!input 2 is f16 but x is f32"},
       // reshape: element counts compared as factored polynomials.
       {"reshape_split",
        "reshape",

@@ -8,7 +8,8 @@ namespace wgx::graph::schemas {
 void register_elementwise(
     OpRegistry& r);  // binary, comparison, logical, unary, where, clamp, to_copy
 void register_reductions(OpRegistry& r);  // argmax, amax, amin, sum, mean, softmax, log_softmax
-void register_nn(OpRegistry& r);          // rms_norm, layer_norm, embedding, matmul, linear
+void register_nn(OpRegistry& r);          // rms_norm, layer_norm, embedding, matmul, linear,
+                                          // linear_swiglu, conv1d
 void register_layout(OpRegistry& r);      // permute, transpose, squeeze, unsqueeze, cat, contiguous
 void register_reshape(OpRegistry& r);     // reshape, expand (sizes given as Dims)
 void register_indexing(OpRegistry& r);    // slice, select

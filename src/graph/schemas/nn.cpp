@@ -1,4 +1,4 @@
-// Normalization, embedding lookup and the matrix products.
+// Normalization, embedding lookup, the matrix products and conv1d.
 #include <optional>
 
 #include "graph/error.h"
@@ -153,6 +153,63 @@ OpSchema linear_swiglu() {
   return s;
 }
 
+// conv1d(x [N, Cin, L], weight [Cout, Cin, K], [bias [Cout]]) -> [N, Cout, Lout], as
+// torch.nn.functional.conv1d computes it (a cross-correlation): stride, zero padding on both
+// sides, dilation; groups = 1 only. Lout = floor((L + 2 padding - dilation (K - 1) - 1) / stride)
+// + 1. L may be symbolic when stride divides its coefficient (Lout stays affine in the sym).
+OpSchema conv1d() {
+  OpSchema s;
+  s.name = "conv1d";
+  const DTypeSet dtypes{DType::f32, DType::f16};
+  s.inputs = {{.name = "x", .dtypes = dtypes, .min_rank = 3, .max_rank = 3},
+              {.name = "weight", .dtypes = dtypes, .min_rank = 3, .max_rank = 3},
+              {.name = "bias", .dtypes = dtypes, .min_rank = 1, .max_rank = 1, .optional = true}};
+  s.attrs = {AttrSpec::defaulted("stride", int64_t{1}), AttrSpec::defaulted("padding", int64_t{0}),
+             AttrSpec::defaulted("dilation", int64_t{1}), AttrSpec::defaulted("groups", int64_t{1})};
+  s.infer = [](const InferContext& ctx) {
+    const int64_t stride = ctx.attr_int("stride"), padding = ctx.attr_int("padding");
+    const int64_t dilation = ctx.attr_int("dilation"), groups = ctx.attr_int("groups");
+    if (groups != 1) return InferResult::fail(str("groups = ", groups, " is not supported (only 1)"));
+    if (stride < 1 || dilation < 1 || padding < 0) {
+      return InferResult::fail(str("stride (", stride, ") and dilation (", dilation, ") must be >= 1, padding (",
+                                   padding, ") >= 0"));
+    }
+    const Shape& x = ctx.shape(0);
+    const Shape& w = ctx.shape(1);
+    if (ctx.dtype(1) != ctx.dtype(0)) {
+      return InferResult::fail(str("weight is ", ctx.dtype(1), " but x is ", ctx.dtype(0)));
+    }
+    if (x[1] != w[1]) {
+      return InferResult::fail(str("x has ", to_string(x[1], &ctx.syms()), " input channels but weight ",
+                                   shape_text(ctx, w), " expects ", to_string(w[1], &ctx.syms())));
+    }
+    if (!w[2].is_const() || w[2].value() < 1) {
+      return InferResult::fail(str("the kernel size K (", to_string(w[2], &ctx.syms()), ") must be a constant >= 1"));
+    }
+    check_channel_param(ctx, 2, w[0]);
+    // Lout = floor((L + span) / stride) + 1, span = 2 padding - dilation (K - 1) - 1. With L =
+    // coef * sym + offset and stride dividing coef, that is coef / stride * sym + floor((offset +
+    // span) / stride) + 1.
+    const int64_t span = 2 * padding - dilation * (w[2].value() - 1) - 1;
+    const Dim& l = x[2];
+    if (l.coef() % stride != 0) {
+      return InferResult::fail(str("L = ", to_string(l, &ctx.syms()), " is symbolic and stride ", stride,
+                                   " does not divide its coefficient: Lout would not be affine in the sym"));
+    }
+    const int64_t num = l.offset() + span;
+    const int64_t floor_div = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
+    const Dim lout = Dim::affine(l.coef() / stride, l.sym(), floor_div + 1);
+    if (lout.min_value(ctx.syms()) < 1) {
+      return InferResult::fail(str("the output length Lout = floor((L + 2 padding - dilation (K - 1) - 1) / stride) + 1 is ",
+                                   lout.min_value(ctx.syms()), " for L = ", l.min_value(ctx.syms()), ", K = ",
+                                   w[2].value(), ", padding ", padding, ", dilation ", dilation, ", stride ", stride,
+                                   "; it must be >= 1"));
+    }
+    return InferResult::success(ctx.dtype(0), Shape{x[0], w[0], lout});
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_nn(OpRegistry& r) {
@@ -162,6 +219,7 @@ void register_nn(OpRegistry& r) {
   r.add(matmul());
   r.add(linear());
   r.add(linear_swiglu());
+  r.add(conv1d());
 }
 
 }  // namespace wgx::graph::schemas
