@@ -21,8 +21,10 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 # python3 (hashing). Tools: the Vulkan headers (tools/vk_pipeline_stats, built by its test). The
 # Python module (python/): pybind11 and the Python headers, pytest for its tests. The install
 # test: pkg-config (the C example is built through wgx.pc; the server finds cpp-httplib with it).
+# Audio (src/audio, for speech models): libsndfile decodes WAV, FLAC and Ogg, libsoxr resamples
+# to 16 kHz, FFTW3 computes the log-mel features' spectra.
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libvulkan1 libvulkan-dev chromium-common python3 ca-certificates binutils nlohmann-json3-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev
-  python3-dev pybind11-dev python3-pybind11 python3-pytest)
+  python3-dev pybind11-dev python3-pybind11 python3-pytest libsndfile1-dev libsoxr-dev libfftw3-dev)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 "$here/install-packages.sh" setup "${packages[@]}"
 
