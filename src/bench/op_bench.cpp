@@ -156,6 +156,38 @@ OpCase mlp_q4_case(const Geometry& g, int64_t m) {
   return c;
 }
 
+// Whisper's audio stem: conv1d(K 3, padding 1) from the mel bins, then conv1d(K 3, padding 1,
+// stride 2) over the model's width, at 3,000 mel frames (30 s); with bias, in f32 or f16.
+struct WhisperStem {
+  const char* name;
+  int64_t mels, width;
+};
+constexpr WhisperStem kWhisperTiny{"whisper-tiny", 80, 384};
+constexpr WhisperStem kWhisperLargeV3{"whisper-large-v3", 128, 1280};
+
+OpCase conv1d_case(const WhisperStem& w, bool second, DType dtype) {
+  constexpr int64_t kFrames = 3000, kKernel = 3;
+  const int64_t cin = second ? w.width : w.mels, cout = w.width, stride = second ? 2 : 1;
+  const int64_t lout = (kFrames - 1) / stride + 1;
+  OpCase c;
+  c.family = "conv1d";
+  c.name = std::string("conv1d.") + (dtype == DType::f16 ? "f16 " : "f32 ") + w.name + (second ? " conv2 " : " conv1 ") +
+           std::to_string(cin) + "->" + std::to_string(cout) + " L=" + std::to_string(kFrames) +
+           " K=3 stride=" + std::to_string(stride);
+  c.build = [=](GraphBuilder& b) {
+    std::mt19937 rng(1);
+    const graph::TensorType wt{dtype, {cout, cin, kKernel}, {}}, bt{dtype, {cout}, {}};
+    auto x = b.input("x", dtype, {1, cin, kFrames});
+    auto weight = b.constant("w", wt, random_bytes_for(wt, {cout, cin, kKernel}, rng));
+    auto bias = b.constant("b", bt, random_bytes_for(bt, {cout}, rng));
+    b.output("y", b.op1("conv1d", {x, weight, bias}, {{"padding", 1}, {"stride", stride}}));
+  };
+  const double elem = static_cast<double>(graph::element_bytes(dtype));
+  c.bytes = elem * static_cast<double>(cin * kFrames + cout * cin * kKernel + cout + cout * lout);
+  c.flops = 2.0 * static_cast<double>(cout * lout * cin * kKernel);
+  return c;
+}
+
 // Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
 // drawing (wgx run's default sampling; "penalized": sample_token_penalized with a repetition
 // penalty of 1.1 too, its seen set starting empty), on logits uniform in [-1, 1] or, with
@@ -430,6 +462,11 @@ std::vector<OpCase> model_cases() {
     cases.push_back(pick_case(g, "sample_token.drawn", 45));
     cases.push_back(pick_case(g, "sample_token.drawn", 45, true));
     cases.push_back(pick_case(g, "sample_token.penalized", 45, true));
+  }
+  for (const WhisperStem& w : {kWhisperTiny, kWhisperLargeV3}) {
+    for (DType dtype : {DType::f32, DType::f16}) {
+      for (bool second : {false, true}) cases.push_back(conv1d_case(w, second, dtype));
+    }
   }
   return cases;
 }
