@@ -15,7 +15,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 case "$seconds" in '' | *[!0-9]*) echo "fuzz: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
-all=(wgx safetensors config tokenizer chat openai)
+all=(wgx safetensors config tokenizer chat openai audio)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for t in "${targets[@]}"; do
@@ -27,7 +27,8 @@ die() { echo "fuzz: error: $*" >&2; exit 1; }
 
 # ---- Debian packages: clang with libFuzzer, and what the parsers build with ------------------
 # llvm-14 for llvm-symbolizer: sanitizer reports then name functions, files and lines.
-packages=(clang-14 libclang-rt-14-dev llvm-14 cmake ninja-build nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
+packages=(clang-14 libclang-rt-14-dev llvm-14 cmake ninja-build pkg-config nlohmann-json3-dev libpcre2-dev libutf8proc-dev
+  libsndfile1-dev libsoxr-dev libfftw3-dev)
 "$root/scripts/install-packages.sh" fuzz "${packages[@]}"
 
 # ---- Build -----------------------------------------------------------------------------------
@@ -58,6 +59,10 @@ flags+=(${WGX_FUZZ_FLAGS:-})
 target_flags() {
   case $1 in
     tokenizer) echo -max_len=16384 ;;
+    # libsndfile's MP3 decoder (libmpg123) prints a line to stderr for every malformed frame:
+    # hundreds of MB a minute. libFuzzer keeps its own output and the sanitizers' reports on a
+    # copy of stderr and discards the rest (a failed check then shows as a deadly signal).
+    audio) echo -close_fd_mask=2 ;;
   esac
 }
 

@@ -152,6 +152,12 @@ void AudioReader::State::resample(const float* in, size_t frames) {
                                             in ? &in_done : nullptr, pending.data() + start, room, &out_done);
     pending.resize(start + out_done);
     if (error) fail(name, std::string("resampling failed (soxr: ") + error + ")");
+    // Finite float input near the float's limit (a float file's samples are nominally within
+    // [-1, 1]) can overflow in the filter.
+    const auto made = std::span(pending).subspan(start);
+    if (!std::all_of(made.begin(), made.end(), [](float v) { return std::isfinite(v); })) {
+      fail(name, "samples too large to resample (the result overflows a float)");
+    }
     consumed += in_done;
     // Input: until soxr took all of it. End of input: until soxr has nothing more to give.
     if (in ? consumed == frames : out_done == 0) return;

@@ -28,7 +28,7 @@ struct Case {
   double max_error;  // the largest |decoded - expected tone| away from the ends
 };
 
-class DecodeTest : public AudioFiles, public ::testing::WithParamInterface<Case> {};
+class AudioDecode : public AudioFiles, public ::testing::WithParamInterface<Case> {};
 
 // Channel c carries the tone at amplitude 0.6 - 0.4c; their mean is what mono must hold.
 double channel_amplitude(int c) { return 0.6 - 0.4 * c; }
@@ -39,7 +39,7 @@ double mono_amplitude(int channels) {
   return sum / channels;
 }
 
-TEST_P(DecodeTest, MonoSixteenKilohertzTone) {
+TEST_P(AudioDecode, MonoSixteenKilohertzTone) {
   const Case& k = GetParam();
   const int64_t frames = k.rate * 3 / 2;  // 1.5 s
   const auto file = write(std::string(k.name), k.format, k.rate, k.channels, frames,
@@ -91,7 +91,7 @@ TEST_F(AudioFiles, OggVorbisKeepsTheTone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Formats, DecodeTest,
+    Formats, AudioDecode,
     ::testing::Values(Case{"wav16_44100_stereo.wav", SF_FORMAT_WAV | SF_FORMAT_PCM_16, 44100, 2, 1e-3},
                       Case{"wavfloat_44100_stereo.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 2, 1e-4},
                       Case{"wav16_8000_mono.wav", SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1, 1e-3},

@@ -118,6 +118,10 @@ TEST_F(AudioErrors, NonFiniteSamples) {
   const auto with_inf = write("inf.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 1, 5000,
                               [&](int64_t f, int) { return f == 4500 ? -inf : 0.1; });
   error_of([&] { load_audio(with_inf); }, {"infinite sample at frame 4500"});
+  // Finite, but past what the resampler's float arithmetic holds (found by fuzzing).
+  const auto huge = write("huge.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 1, 5000,
+                          [&](int64_t f, int) { return f % 2 ? 3e38 : -3e38; });
+  error_of([&] { load_audio(huge); }, {"huge.wav", "too large to resample"});
 }
 
 }  // namespace

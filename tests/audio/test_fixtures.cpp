@@ -29,8 +29,8 @@ void compare(const std::string& folder, int n_mels) {
   EXPECT_LT(worst, kTransformersTolerance);
 }
 
-TEST(LogMelTransformers, EightyMels) { compare("tiny_whisper", 80); }
-TEST(LogMelTransformers, HundredTwentyEightMels) { compare("tiny_whisper_v3", 128); }
+TEST(AudioLogMelTransformers, EightyMels) { compare("tiny_whisper", 80); }
+TEST(AudioLogMelTransformers, HundredTwentyEightMels) { compare("tiny_whisper_v3", 128); }
 
 }  // namespace
 }  // namespace wgx::audio

@@ -110,7 +110,7 @@ std::vector<float> chirp() {
 
 // ---- The tests ---------------------------------------------------------------------------------
 
-TEST(MelFilterBank, MatchesSlaneyFormulas) {
+TEST(AudioMelFilterBank, MatchesSlaneyFormulas) {
   for (int n_mels : {80, 128}) {
     const std::vector<double> bank = mel_filter_bank(n_mels);
     ASSERT_EQ(bank.size(), static_cast<size_t>(n_mels) * kBins);
@@ -128,19 +128,19 @@ TEST(MelFilterBank, MatchesSlaneyFormulas) {
   }
 }
 
-TEST(LogMel, NoiseMatchesNaiveDft) {
+TEST(AudioLogMel, NoiseMatchesNaiveDft) {
   const std::vector<float> x = noise(16000 * 5 + 333, 7);
   EXPECT_LT(max_difference(log_mel(x, 80), reference_log_mel(x, 80)), kFeatureTolerance);
 }
 
-TEST(LogMel, ChirpMatchesNaiveDft) {
+TEST(AudioLogMel, ChirpMatchesNaiveDft) {
   const std::vector<float> x = chirp();
   EXPECT_LT(max_difference(log_mel(x, 128), reference_log_mel(x, 128)), kFeatureTolerance);
 }
 
 // The reference with a mistake in it differs by far more than the tolerance: the comparison
 // above would catch that mistake in log_mel.
-TEST(LogMel, ReferenceMistakesAreCaught) {
+TEST(AudioLogMel, ReferenceMistakesAreCaught) {
   const std::vector<float> x = noise(16000 * 2, 11);
   const MelSpec spec = log_mel(x, 80);
   for (Mistake mistake : {Mistake::kSymmetricWindow, Mistake::kZeroPadding, Mistake::kNotCentered}) {
@@ -149,7 +149,7 @@ TEST(LogMel, ReferenceMistakesAreCaught) {
   }
 }
 
-TEST(LogMel, AlwaysThirtySeconds) {
+TEST(AudioLogMel, AlwaysThirtySeconds) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{399}, size_t{401}, size_t{160000}, size_t{479999}, size_t{480000}}) {
     const MelSpec spec = log_mel(noise(n, 3), 80);
     EXPECT_EQ(spec.n_mels, 80);
@@ -159,7 +159,7 @@ TEST(LogMel, AlwaysThirtySeconds) {
   }
 }
 
-TEST(LogMel, LongerInputIsCut) {
+TEST(AudioLogMel, LongerInputIsCut) {
   const std::vector<float> x = noise(600000, 5);
   const MelSpec whole = log_mel(x, 80);
   const MelSpec cut = log_mel(std::span(x).first(kWindowSamples), 80);
@@ -167,12 +167,12 @@ TEST(LogMel, LongerInputIsCut) {
 }
 
 // Silence is log10(1e-10) = -10 everywhere, so (-10 + 4) / 4.
-TEST(LogMel, Silence) {
+TEST(AudioLogMel, Silence) {
   const MelSpec spec = log_mel({}, 80);
   for (float v : spec.values) ASSERT_EQ(v, -1.5f);
 }
 
-TEST(LogMel, RejectsBadInput) {
+TEST(AudioLogMel, RejectsBadInput) {
   std::vector<float> x(1000, 0.1f);
   x[500] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THROW(log_mel(x, 80), AudioError);

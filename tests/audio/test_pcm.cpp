@@ -17,13 +17,13 @@ std::vector<uint8_t> bytes_of(const std::vector<int16_t>& samples) {
   return out;
 }
 
-TEST(Pcm16, ScalesAsLibsndfile) {
+TEST(AudioPcm16, ScalesAsLibsndfile) {
   const std::vector<float> got = pcm16_to_float(bytes_of({0, 16384, -32768, 32767, -1}));
   const std::vector<float> want = {0.0f, 0.5f, -1.0f, 32767.0f / 32768.0f, -1.0f / 32768.0f};
   EXPECT_EQ(got, want);
 }
 
-TEST(Pcm16, OddLengthIsAnError) {
+TEST(AudioPcm16, OddLengthIsAnError) {
   const std::vector<uint8_t> three = {1, 2, 3};
   try {
     pcm16_to_float(three);
@@ -33,7 +33,7 @@ TEST(Pcm16, OddLengthIsAnError) {
   }
 }
 
-TEST(Pcm16, StreamInPiecesEqualsWhole) {
+TEST(AudioPcm16, StreamInPiecesEqualsWhole) {
   std::vector<int16_t> samples;
   for (int i = 0; i < 1001; ++i) samples.push_back(static_cast<int16_t>(i * 977 - 30000));
   const std::vector<uint8_t> bytes = bytes_of(samples);
