@@ -7,8 +7,9 @@
 // dropped (3,000 frames remain), values floored at the maximum less 8, and (x + 4) / 4.
 //
 // The FFT runs on the host with FFTW3: a well-kept library, in double precision like the
-// reference, and a 30 s window costs a few milliseconds, far below the encoder's time on the
-// GPU. Everything is computed in double and returned as float.
+// reference, and a 30 s window costs about 10 ms with 80 mels and 17 ms with 128 on one core of
+// the 2-core build machine, far below the encoder's time on the GPU. Everything is computed in
+// double and returned as float. log_mel may run on several threads at once.
 #pragma once
 
 #include <cstdint>

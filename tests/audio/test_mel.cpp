@@ -9,6 +9,7 @@
 #include <numbers>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "audio/error.h"
 #include "audio/mel.h"
@@ -147,6 +148,17 @@ TEST(AudioLogMel, ReferenceMistakesAreCaught) {
     EXPECT_GT(max_difference(spec, reference_log_mel(x, 80, mistake)), 1000 * kFeatureTolerance)
         << "mistake " << static_cast<int>(mistake);
   }
+}
+
+// The FFT plan is made once, under a lock, and shared: threads starting together agree.
+TEST(AudioLogMel, ThreadsAgree) {
+  const std::vector<float> x = noise(16000, 13);
+  std::vector<MelSpec> specs(4);
+  std::vector<std::thread> threads;
+  for (MelSpec& spec : specs) threads.emplace_back([&x, &spec] { spec = log_mel(x, 80); });
+  for (std::thread& t : threads) t.join();
+  for (const MelSpec& spec : specs) EXPECT_EQ(spec.values, specs[0].values);
+  EXPECT_EQ(specs[0].values, log_mel(x, 80).values);
 }
 
 TEST(AudioLogMel, AlwaysThirtySeconds) {
