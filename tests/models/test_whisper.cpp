@@ -93,6 +93,31 @@ TEST_P(WhisperParity, EncoderAndDecoderLogits) {
   std::printf("[ parity   ] %s: encoder max abs %.2e, logits max abs %.2e\n", GetParam(), enc_diff.max_abs, diff.max_abs);
 }
 
+// The same prompt a token a step (the decode path: one-row products, attention over the cache)
+// must give the same logits as the whole prompt at once.
+TEST_P(WhisperParity, StepByStepLogits) {
+  const std::filesystem::path dir = folder(GetParam());
+  std::ifstream in(dir / "reference.json");
+  const json ref = json::parse(in);
+  const BuiltWhisper m = load_whisper(dir);
+  gpu::Context& gpu = runtime::testing::shared_context();
+  runtime::Program encoder(gpu, m.encoder, m.encoder_weights);
+  runtime::Program decoder(gpu, m.decoder, m.decoder_weights);
+  encode(encoder, decoder, m, read_f32_file(dir / "features.f32"));
+  const auto prefix = ref.at("prefix").get<std::vector<int32_t>>();
+  Diff diff;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    const auto pos = static_cast<int32_t>(i);
+    decoder.set_sym("input_pos", pos);
+    decoder.set_input<int32_t>("tokens", std::vector<int32_t>{prefix[i]}, {1, 1});
+    decoder.set_input<int32_t>("positions", std::vector<int32_t>{pos}, {1, 1});
+    decoder.execute();
+    diff.add(decoder.read_f32("logits"), ref.at("logits").at(i).get<std::vector<double>>(), kTol, kTol,
+             "step " + std::to_string(i));
+  }
+  EXPECT_EQ(diff.failures, 0u) << diff.first_failure << " (max abs " << diff.max_abs << ")";
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiny, WhisperParity, ::testing::Values("tiny_whisper", "tiny_whisper_v3"));
 
 TEST(WhisperConfig, ReadsGenerationTokens) {

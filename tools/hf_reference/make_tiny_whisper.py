@@ -17,7 +17,8 @@ model.safetensors, preprocessor_config.json) plus:
                   [n_mels, 3000]
   encoder.f32     the encoder's last_hidden_state rows 0..255: float32 [256, d_model]
   reference.json  the teacher-forced decoder logits of a fixed prefix at every position, detected
-                  language, and greedy transcripts (generate(): without and with timestamps)
+                  language, greedy tokens on the full forward pass (forward_greedy: the tests'
+                  reference) and generate()'s (without and with timestamps)
 
 Weights are drawn at 1/sqrt(fan_in) (token embeddings N(0, 0.25), positions N(0, 0.5), norms U(0.7, 1.3), biases U(-0.1, 0.1))
 instead of HF's std 0.02, which makes attention near-uniform and hides mistakes. Needs torch,
@@ -181,6 +182,26 @@ def build(name, spec, out):
                   "timestamps": greedy_run(language="en", return_timestamps=True, max_new_tokens=24)}
         detected_gen = greedy_run(max_new_tokens=8)
 
+        # Greedy decoding on the model's full forward pass (no cache): the argmax of each step's
+        # last logits after suppress_tokens (and begin_suppress_tokens at the first step). This
+        # is the reference wgx's tests use: with transformers 5.17, generate() above departs from
+        # it after a few tokens on these checkpoints, its step scores differing from the forward
+        # pass's logits for the same tokens.
+        def forward_greedy(prompt, n):
+            seq = list(prompt)
+            for i in range(n):
+                lg = model(encoder_outputs=(enc,), decoder_input_ids=torch.tensor([seq])).logits[0, -1].clone()
+                lg[gen.suppress_tokens] = -float("inf")
+                if i == 0:
+                    lg[gen.begin_suppress_tokens] = -float("inf")
+                seq.append(int(torch.argmax(lg)))
+                if seq[-1] == eot:
+                    break
+            return seq
+        task = ids("<|transcribe|>")
+        forward = {"plain": forward_greedy([sot, ids("<|en|>"), task, no_ts], 24),
+                   "detected": forward_greedy([sot, ids(f"<|{detected}|>"), task, no_ts], 8)}
+
     ref = {
         "about": "tools/hf_reference/make_tiny_whisper.py: transformers' float32 outputs for this folder",
         "transformers": transformers.__version__,
@@ -195,6 +216,9 @@ def build(name, spec, out):
         "generate_detect_language": detected_gen,
         "greedy": greedy,
         "greedy_text": {k: tok.decode([i for i in v if i < eot], skip_special_tokens=True) for k, v in greedy.items()},
+        "forward_greedy": forward,
+        "forward_greedy_text": {k: tok.decode([i for i in v if i < eot], skip_special_tokens=True)
+                                for k, v in forward.items()},
     }
     (folder / "reference.json").write_text(json.dumps(ref, indent=1) + "\n")
     print(f"{name}: vocab {vocab}, detected {detected}, greedy {greedy}", file=sys.stderr)

@@ -1,0 +1,92 @@
+// Speech to text with Whisper: audio in 30 s windows through the encoder program, then greedy
+// decoding on the decoder program, as transformers' generate() does it (models/whisper.h has
+// the graphs; timestamps.h the rules each step's logits pass through).
+//
+//   speech::Transcriber t(gpu, models::load_whisper(dir), tokenizer::Tokenizer::load(dir));
+//   speech::Transcript r = t.transcribe(audio::load_audio("talk.flac").samples, {});
+//
+// A window: log-mel features (audio/mel.h) -> the encoder -> its cross-attention keys and values
+// copied into the decoder's state (through the host: a few MB per window) -> the prompt
+// <|startoftranscript|> [<|lang|> <|task|>] [<|notimestamps|>] -> one token a step, the last
+// position's logits read back and filtered on the host, until <|endoftext|>. Without
+// timestamps the windows follow each other every 30 s; with them, a window that ends inside a
+// segment is followed by one starting at that segment's start.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/context.h"
+#include "models/whisper.h"
+#include "runtime/options.h"
+#include "runtime/program.h"
+#include "speech/timestamps.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wgx::speech {
+
+enum class Task { Transcribe, Translate };
+
+struct TranscribeOptions {
+  std::string language;  // "en"; empty: detected from the first window (multilingual models)
+  Task task = Task::Transcribe;
+  bool timestamps = false;
+  int64_t max_new_tokens = 0;  // per window; 0: half the decoder's positions (224), as Whisper does
+};
+
+struct Segment {
+  double start = 0, end = 0;  // seconds from the audio's start
+  std::string text;
+};
+
+struct Transcript {
+  std::string text;      // the segments' text, joined
+  std::string language;  // given or detected ("" for an English-only model)
+  std::vector<Segment> segments;
+  std::vector<int32_t> tokens;  // every window's generated tokens, timestamps included
+  int64_t windows = 0;
+};
+
+// Told after each window: the seconds of audio done so far and the total.
+using TranscribeProgress = std::function<void(double done_seconds, double total_seconds)>;
+
+class Transcriber {
+ public:
+  Transcriber(gpu::Context& gpu, const models::BuiltWhisper& model, tokenizer::Tokenizer tokenizer,
+              const runtime::RuntimeOptions& options = {});
+
+  const models::WhisperConfig& config() const { return config_; }
+  const tokenizer::Tokenizer& tokenizer() const { return tok_; }
+
+  // Mono 16 kHz samples (audio/decode.h) -> text. Throws std::invalid_argument for options the
+  // model cannot follow (an unknown language, translate on an English-only model, timestamps on
+  // a model without them) and for empty audio.
+  Transcript transcribe(std::span<const float> samples, const TranscribeOptions& options,
+                        const TranscribeProgress& progress = {});
+
+  // The steps of one window, for tests. encode(): features [n_mels, 3000] into the encoder and
+  // its keys and values into the decoder's state. detect_language(): the language token likeliest
+  // after <|startoftranscript|> ("en"). prompt(): the window's first tokens. generate(): greedy
+  // tokens after `prompt`, up to and with <|endoftext|>.
+  void encode(std::span<const float> features);
+  std::string detect_language();
+  std::vector<int32_t> prompt(const std::string& language, const TranscribeOptions& options) const;
+  std::vector<int32_t> generate(const std::vector<int32_t>& prompt, const TranscribeOptions& options);
+
+ private:
+  // The last position's logits after feeding `tokens` at `pos`.
+  std::vector<float> step(std::span<const int32_t> tokens, int64_t pos);
+  void check(const TranscribeOptions& options) const;
+
+  models::WhisperConfig config_;
+  tokenizer::Tokenizer tok_;
+  std::unique_ptr<runtime::Program> encoder_, decoder_;
+  std::optional<TimestampTokens> ts_;
+};
+
+}  // namespace wgx::speech
