@@ -124,6 +124,7 @@ class WGX_API Engine {
  private:
   friend class Model;
   friend class ModelStream;
+  friend class SpeechModel;
   friend struct Internals;
   std::shared_ptr<Impl> impl_;
 };
@@ -462,6 +463,78 @@ class WGX_API Batch {
  private:
   friend struct Internals;
   std::unique_ptr<Impl> impl_;
+};
+
+// ---- Speech -------------------------------------------------------------------------------------
+
+// Speech to text with a Whisper folder (WhisperForConditionalGeneration: config.json,
+// generation_config.json, preprocessor_config.json, safetensors, tokenizer.json). Audio files are
+// WAV, FLAC or Ogg, any rate and channels (mixed to mono, resampled to 16 kHz); the model hears
+// them in 30 s windows. Greedy decoding, as transformers' generate() without sampling.
+struct SpeechLoadOptions {
+  // f32 (default) or q4 for the decoder's products; the encoder stays f32.
+  std::optional<WeightFormat> weights;
+  std::function<void(const LoadProgress&)> on_progress;
+};
+
+struct TranscribeOptions {
+  std::string language;   // "en", "de", ...; empty: detected from the first window
+  bool translate = false;  // into English, where the model has the task
+  bool timestamps = false;  // segments at the model's timestamp tokens (else one per window)
+  int64_t max_new_tokens = 0;  // per window; 0: half the decoder's positions (224 for OpenAI's models)
+  // After each window: seconds of audio done, and in all.
+  std::function<void(double done_seconds, double total_seconds)> on_progress;
+};
+
+struct TranscriptSegment {
+  double start = 0, end = 0;  // seconds from the audio's start
+  std::string text;
+};
+
+struct Transcript {
+  std::string text;      // every segment's text, joined (Whisper's text starts with a space)
+  std::string language;  // given or detected; "" for an English-only model
+  std::vector<TranscriptSegment> segments;
+  int64_t windows = 0;        // 30 s windows decoded
+  double audio_seconds = 0;   // the audio's length
+  double seconds = 0;         // the transcription's wall time
+};
+
+struct SpeechModelInfo {
+  std::string path;
+  std::string adapter;
+  int64_t mel_bins = 0, encoder_layers = 0, decoder_layers = 0, d_model = 0, vocab_size = 0;
+  std::vector<std::string> languages;  // empty for an English-only model
+  double load_seconds = 0;
+};
+
+class WGX_API SpeechModel {
+ public:
+  // Throws Error: InvalidModel for a folder that is not a usable Whisper checkpoint.
+  static SpeechModel load(const Engine& engine, const std::string& path, const SpeechLoadOptions& options = {});
+  // Whether `path` is a folder whose config.json names a Whisper model.
+  static bool is_speech_model(const std::string& path);
+
+  SpeechModel(const SpeechModel&);
+  SpeechModel& operator=(const SpeechModel&);
+  SpeechModel(SpeechModel&&) noexcept;
+  SpeechModel& operator=(SpeechModel&&) noexcept;
+  ~SpeechModel();
+
+  // An audio file's text. BadArgument for a file that is not audio (the message says why) and
+  // for options the model cannot follow (an unknown language, translate on an English-only
+  // model). Calls on one model run one at a time (copies share it).
+  Transcript transcribe_file(const std::string& audio_path, const TranscribeOptions& options = {}) const;
+  // The same for mono samples at 16 kHz in [-1, 1].
+  Transcript transcribe(std::span<const float> samples_16k, const TranscribeOptions& options = {}) const;
+
+  SpeechModelInfo info() const;
+
+  struct Impl;
+
+ private:
+  explicit SpeechModel(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace wgx

@@ -25,6 +25,7 @@ int run_chat(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_bench(const GlobalOptions& global, const std::vector<std::string>& args);
 int run_serve(const GlobalOptions& global, const std::vector<std::string>& args);  // wgx serve
 int run_perplexity(const GlobalOptions& global, const std::vector<std::string>& args);
+int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& args);  // speech to text
 
 // Ends the line that streamed text left open on stdout, if any: an error after some tokens
 // then starts a line of its own.

@@ -36,6 +36,8 @@ commands:
                 [--host H] [--api-key KEY]; see wgx serve --help)
   perplexity    how well a model predicts a text file: mean NLL and perplexity in windows
                 (--model PATH FILE [--ctx N] [--stride S])
+  transcribe    the text of an audio file by a Whisper model folder (--model PATH FILE
+                [--language L] [--task translate] [--timestamps]; see wgx transcribe --help)
 
 global options:
   --adapter A   auto | gpu | swiftshader | gles (default: $WGX_ADAPTER or auto).
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
     if (command == "bench") return cli::run_bench(global, rest);
     if (command == "serve") return cli::run_serve(global, rest);
     if (command == "perplexity") return cli::run_perplexity(global, rest);
+    if (command == "transcribe") return cli::run_transcribe(global, rest);
     throw std::invalid_argument("unknown command '" + command + "' (see wgx --help)");
   } catch (const wgx::Error& e) {
     return fail(e.what(), exit_code(e.kind()));

@@ -1,0 +1,141 @@
+// wgx::SpeechModel over the speech layer (src/speech): a Whisper folder built into its encoder and
+// decoder programs, audio files decoded by the audio layer. The web build has neither (no
+// libsndfile there): its SpeechModel says so.
+#include <chrono>
+#include <mutex>
+
+#include "api/internal.h"
+#include "wgx/wgx.hpp"
+
+#ifdef WGX_HAS_SPEECH
+#include "audio/decode.h"
+#include "audio/error.h"
+#include "models/whisper.h"
+#include "speech/transcriber.h"
+#endif
+
+namespace wgx {
+
+#ifdef WGX_HAS_SPEECH
+
+struct SpeechModel::Impl {
+  std::shared_ptr<Engine::Impl> engine;
+  std::unique_ptr<speech::Transcriber> transcriber;
+  SpeechModelInfo info;
+  std::mutex mutex;  // one transcription at a time: the programs hold one window's state
+};
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const TranscribeOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  speech::TranscribeOptions o;
+  o.language = options.language;
+  o.task = options.translate ? speech::Task::Translate : speech::Task::Transcribe;
+  o.timestamps = options.timestamps;
+  o.max_new_tokens = options.max_new_tokens;
+  std::lock_guard lock(impl.mutex);
+  const speech::Transcript r = impl.transcriber->transcribe(samples, o, options.on_progress);
+  Transcript out;
+  out.text = r.text;
+  out.language = r.language;
+  for (const speech::Segment& s : r.segments) out.segments.push_back({s.start, s.end, s.text});
+  out.windows = r.windows;
+  out.audio_seconds = static_cast<double>(samples.size()) / audio::kSampleRate;
+  out.seconds = since(t0);
+  return out;
+}
+
+}  // namespace
+
+SpeechModel SpeechModel::load(const Engine& engine, const std::string& path, const SpeechLoadOptions& options) {
+  return translated(ErrorKind::InvalidModel, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    models::WhisperLoadOptions o;
+    const WeightFormat weights = options.weights.value_or(WeightFormat::F32);
+    if (weights == WeightFormat::F16) throw Error(ErrorKind::BadArgument, "Whisper models load with f32 or q4 weights");
+    o.decoder_weights = weights == WeightFormat::Q4 ? models::WeightFormat::Q4 : models::WeightFormat::F32;
+    if (options.on_progress) {
+      o.progress = [&](const models::ProgressEvent& e) {
+        options.on_progress({e.done ? "done" : e.stage, e.step, since(t0)});
+      };
+    }
+    if (!std::filesystem::is_directory(path)) {
+      throw Error(ErrorKind::InvalidModel, path + ": not a folder (a Whisper model is a Hugging Face folder)");
+    }
+    const models::BuiltWhisper built = models::load_whisper(path, o);
+    auto impl = std::make_shared<Impl>();
+    impl->engine = engine.impl_;
+    impl->transcriber = std::make_unique<speech::Transcriber>(*engine.impl_->gpu, built,
+                                                              tokenizer::Tokenizer::load(path), engine.impl_->options);
+    const models::WhisperConfig& c = built.config;
+    SpeechModelInfo& info = impl->info;
+    info.path = path;
+    info.adapter = engine.impl_->gpu->adapter().device;
+    info.mel_bins = c.num_mel_bins;
+    info.encoder_layers = c.encoder_layers;
+    info.decoder_layers = c.decoder_layers;
+    info.d_model = c.d_model;
+    info.vocab_size = c.vocab_size;
+    for (const auto& [name, id] : c.languages) info.languages.push_back(name);
+    info.load_seconds = since(t0);
+    return SpeechModel(std::move(impl));
+  });
+}
+
+bool SpeechModel::is_speech_model(const std::string& path) { return models::is_whisper_folder(path); }
+
+Transcript SpeechModel::transcribe_file(const std::string& audio_path, const TranscribeOptions& options) const {
+  return translated(ErrorKind::BadArgument, [&] {
+    audio::Audio a;
+    try {
+      a = audio::load_audio(audio_path);
+    } catch (const audio::AudioError& e) {
+      throw Error(ErrorKind::BadArgument, e.what());
+    }
+    return run(*impl_, a.samples, options);
+  });
+}
+
+Transcript SpeechModel::transcribe(std::span<const float> samples_16k, const TranscribeOptions& options) const {
+  return translated(ErrorKind::BadArgument, [&] {
+    try {
+      return run(*impl_, samples_16k, options);
+    } catch (const audio::AudioError& e) {  // a NaN or infinite sample
+      throw Error(ErrorKind::BadArgument, e.what());
+    }
+  });
+}
+
+SpeechModelInfo SpeechModel::info() const { return impl_->info; }
+
+#else
+
+struct SpeechModel::Impl {};
+
+namespace {
+[[noreturn]] void unavailable() {
+  throw Error(ErrorKind::BadArgument, "this build of wgx has no speech support (no audio libraries)");
+}
+}  // namespace
+
+SpeechModel SpeechModel::load(const Engine&, const std::string&, const SpeechLoadOptions&) { unavailable(); }
+bool SpeechModel::is_speech_model(const std::string&) { return false; }
+Transcript SpeechModel::transcribe_file(const std::string&, const TranscribeOptions&) const { unavailable(); }
+Transcript SpeechModel::transcribe(std::span<const float>, const TranscribeOptions&) const { unavailable(); }
+SpeechModelInfo SpeechModel::info() const { unavailable(); }
+
+#endif
+
+SpeechModel::SpeechModel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SpeechModel::SpeechModel(const SpeechModel&) = default;
+SpeechModel& SpeechModel::operator=(const SpeechModel&) = default;
+SpeechModel::SpeechModel(SpeechModel&&) noexcept = default;
+SpeechModel& SpeechModel::operator=(SpeechModel&&) noexcept = default;
+SpeechModel::~SpeechModel() = default;
+
+}  // namespace wgx

@@ -1,0 +1,122 @@
+// wgx transcribe: speech to text with a Whisper folder, through wgx::SpeechModel.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/llm_common.h"
+
+namespace wgx::cli {
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: wgx transcribe --model PATH FILE [options]
+
+The text of an audio file (WAV, FLAC or Ogg; any rate and channels) by a Whisper model (a Hugging
+Face folder of WhisperForConditionalGeneration), decoded greedily in 30 s windows. Prints the
+text on stdout (with --timestamps, a line per segment: [start --> end] text); progress per
+window and timings on stderr.
+
+  --model PATH        the Whisper folder
+  --language L        the spoken language ("en", "de", ...; default: detected)
+  --task T            transcribe (default) or translate (into English)
+  --timestamps        segments with their times
+  --max-new-tokens N  tokens per window at most (default: half the model's positions, 224)
+  --weights W         f32 (default) or q4 (the decoder's products)
+  --json              one JSON object on stdout instead
+
+)";
+
+std::string clock(double seconds) {
+  const auto ms = static_cast<long long>(seconds * 1000 + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02lld:%02lld.%03lld", ms / 60000, ms / 1000 % 60, ms % 1000);
+  return buf;
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(' ');
+  return a == std::string::npos ? std::string() : s.substr(a);
+}
+
+}  // namespace
+
+int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& argv) {
+  for (const std::string& arg : argv) {
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
+  std::string model, file;
+  SpeechLoadOptions load;
+  TranscribeOptions o;
+  bool json = false;
+  ArgWalker args("transcribe", argv);
+  while (!args.done()) {
+    if (args.take("--model", "-m")) {
+      model = args.value();
+    } else if (args.take("--language")) {
+      o.language = args.value();
+    } else if (args.take("--task")) {
+      const std::string task = args.value();
+      if (task != "transcribe" && task != "translate") {
+        throw std::invalid_argument("transcribe: --task is '" + task + "'; it takes transcribe or translate");
+      }
+      o.translate = task == "translate";
+    } else if (args.take("--timestamps")) {
+      o.timestamps = true;
+    } else if (args.take("--max-new-tokens")) {
+      o.max_new_tokens = parse_int("--max-new-tokens", args.value(), 1, 1 << 20);
+    } else if (args.take("--weights")) {
+      const std::string w = args.value();
+      if (w != "f32" && w != "q4") throw std::invalid_argument("transcribe: --weights is '" + w + "'; it takes f32 or q4");
+      load.weights = w == "q4" ? WeightFormat::Q4 : WeightFormat::F32;
+    } else if (args.take("--json")) {
+      json = true;
+    } else if (file.empty() && args.current().rfind("-", 0) != 0) {
+      file = args.current();
+      args.skip();
+    } else {
+      args.unknown();
+    }
+  }
+  if (model.empty()) throw std::invalid_argument("transcribe: name the Whisper model folder with --model PATH");
+  if (file.empty()) throw std::invalid_argument("transcribe: name the audio file (FILE)");
+
+  const Engine engine = make_engine(global);
+  const SpeechModel m = SpeechModel::load(engine, model, load);
+  const SpeechModelInfo info = m.info();
+  std::fprintf(stderr, "wgx: %s (Whisper, %lld+%lld layers, %lld mel bins) ready in %.2f s on %s\n", info.path.c_str(),
+               static_cast<long long>(info.encoder_layers), static_cast<long long>(info.decoder_layers),
+               static_cast<long long>(info.mel_bins), info.load_seconds, info.adapter.c_str());
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  o.on_progress = [&](double done, double total) {
+    std::fprintf(stderr, "%swgx: %s of %s transcribed%s", terminal ? "\r" : "", clock(done).c_str(),
+                 clock(total).c_str(), terminal ? "" : "\n");
+  };
+  const Transcript t = m.transcribe_file(file, o);
+  if (terminal) std::fputs("\n", stderr);
+  std::fprintf(stderr, "wgx: %.1f s of audio in %.2f s (real-time factor %.3f), %lld window%s%s%s\n", t.audio_seconds,
+               t.seconds, t.seconds / std::max(t.audio_seconds, 1e-9), static_cast<long long>(t.windows),
+               t.windows == 1 ? "" : "s", t.language.empty() ? "" : ", language ", t.language.c_str());
+  if (json) {
+    nlohmann::json segs = nlohmann::json::array();
+    for (const TranscriptSegment& s : t.segments) segs.push_back({{"start", s.start}, {"end", s.end}, {"text", s.text}});
+    const nlohmann::json out = {{"text", t.text}, {"language", t.language}, {"segments", segs},
+                                {"audio_seconds", t.audio_seconds}, {"seconds", t.seconds}, {"windows", t.windows}};
+    std::puts(out.dump(2).c_str());
+    return 0;
+  }
+  if (o.timestamps) {
+    for (const TranscriptSegment& s : t.segments) {
+      std::printf("[%s --> %s] %s\n", clock(s.start).c_str(), clock(s.end).c_str(), trimmed(s.text).c_str());
+    }
+  } else {
+    std::printf("%s\n", trimmed(t.text).c_str());
+  }
+  return 0;
+}
+
+}  // namespace wgx::cli
