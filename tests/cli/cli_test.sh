@@ -429,6 +429,25 @@ case "$case_name" in
       "$tmp/out" || fail "three sequences did not decode 3 tokens each in 3 steps after one prefill step"
     run 2 "$wgx" bench --synthetic demo-tiny --parallel 2 --sync
     expect_err "do not apply" ;;
+  transcribe_tiny)
+    # The tiny random Whisper checkpoint on its sample WAV: the text is transformers' greedy text
+    # (reference.json), the JSON has the segments, and bad input says why.
+    dir="$root/tests/models/data/hf/tiny_whisper"
+    run 0 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --language en --max-new-tokens 24 --json
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2])); sys.exit(not (j["text"] == r["forward_greedy_text"]["plain"] and j["language"] == "en" and j["windows"] == 1 and abs(j["audio_seconds"] - 4.5) < 1e-9 and len(j["segments"]) == 1))' \
+      "$tmp/out" "$dir/reference.json" || fail "the transcript is not transformers' greedy text"
+    expect_err "^wgx: 4.5 s of audio in [0-9.]* s (real-time factor [0-9.]*), 1 window, language en$"
+    run 0 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --timestamps --max-new-tokens 8
+    expect_err "language ja$"  # detected, as transformers detects it (reference.json)
+    grep -q "^\[00:0[0-9].[0-9]* --> 00:0[0-9].[0-9]*\]" "$tmp/out" || fail "no timestamped segment"
+    run 2 "$wgx" transcribe --model "$dir" "$root/README.md"
+    expect_err "not an audio file"
+    run 2 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --language xx
+    expect_err 'language "xx" is not one of the model'"'"'s: de, en, es, fr, ja'
+    run 2 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --task summarize
+    expect_err "it takes transcribe or translate"
+    run 4 "$wgx" transcribe --model "$tmp/none" "$dir/sample.wav"
+    expect_err "$tmp/none: not a folder" ;;
   run_missing_model)
     # A model that is not there is a model that cannot be used (exit 4), said plainly.
     run 4 "$wgx" run --model "$tmp/none" -p "x"
