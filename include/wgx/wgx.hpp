@@ -496,6 +496,7 @@ struct Transcript {
   std::string language;  // given or detected; "" for an English-only model
   std::vector<TranscriptSegment> segments;
   int64_t windows = 0;        // 30 s windows decoded
+  int64_t tokens = 0;         // tokens generated, timestamps and end tokens included
   double audio_seconds = 0;   // the audio's length
   double seconds = 0;         // the transcription's wall time
 };

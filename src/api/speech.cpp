@@ -45,6 +45,7 @@ Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const Tr
   out.language = r.language;
   for (const speech::Segment& s : r.segments) out.segments.push_back({s.start, s.end, s.text});
   out.windows = r.windows;
+  out.tokens = static_cast<int64_t>(r.tokens.size());
   out.audio_seconds = static_cast<double>(samples.size()) / audio::kSampleRate;
   out.seconds = since(t0);
   return out;

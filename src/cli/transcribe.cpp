@@ -1,4 +1,5 @@
 // wgx transcribe: speech to text with a Whisper folder, through wgx::SpeechModel.
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -98,14 +99,16 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   };
   const Transcript t = m.transcribe_file(file, o);
   if (terminal) std::fputs("\n", stderr);
-  std::fprintf(stderr, "wgx: %.1f s of audio in %.2f s (real-time factor %.3f), %lld window%s%s%s\n", t.audio_seconds,
-               t.seconds, t.seconds / std::max(t.audio_seconds, 1e-9), static_cast<long long>(t.windows),
-               t.windows == 1 ? "" : "s", t.language.empty() ? "" : ", language ", t.language.c_str());
+  std::fprintf(stderr, "wgx: %.1f s of audio in %.2f s (real-time factor %.3f), %lld window%s, %lld tokens%s%s\n",
+               t.audio_seconds, t.seconds, t.seconds / std::max(t.audio_seconds, 1e-9),
+               static_cast<long long>(t.windows), t.windows == 1 ? "" : "s", static_cast<long long>(t.tokens),
+               t.language.empty() ? "" : ", language ", t.language.c_str());
   if (json) {
     nlohmann::json segs = nlohmann::json::array();
     for (const TranscriptSegment& s : t.segments) segs.push_back({{"start", s.start}, {"end", s.end}, {"text", s.text}});
     const nlohmann::json out = {{"text", t.text}, {"language", t.language}, {"segments", segs},
-                                {"audio_seconds", t.audio_seconds}, {"seconds", t.seconds}, {"windows", t.windows}};
+                                {"audio_seconds", t.audio_seconds}, {"seconds", t.seconds}, {"windows", t.windows},
+                                {"tokens", t.tokens}};
     std::puts(out.dump(2).c_str());
     return 0;
   }

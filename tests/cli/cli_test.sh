@@ -436,7 +436,7 @@ case "$case_name" in
     run 0 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --language en --max-new-tokens 24 --json
     python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2])); sys.exit(not (j["text"] == r["forward_greedy_text"]["plain"] and j["language"] == "en" and j["windows"] == 1 and abs(j["audio_seconds"] - 4.5) < 1e-9 and len(j["segments"]) == 1))' \
       "$tmp/out" "$dir/reference.json" || fail "the transcript is not transformers' greedy text"
-    expect_err "^wgx: 4.5 s of audio in [0-9.]* s (real-time factor [0-9.]*), 1 window, language en$"
+    expect_err "^wgx: 4.5 s of audio in [0-9.]* s (real-time factor [0-9.]*), 1 window, 24 tokens, language en$"
     run 0 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --timestamps --max-new-tokens 8
     expect_err "language ja$"  # detected, as transformers detects it (reference.json)
     grep -q "^\[00:0[0-9].[0-9]* --> 00:0[0-9].[0-9]*\]" "$tmp/out" || fail "no timestamped segment"
