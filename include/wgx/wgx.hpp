@@ -499,6 +499,8 @@ struct Transcript {
   int64_t tokens = 0;         // tokens generated, timestamps and end tokens included
   double audio_seconds = 0;   // the audio's length
   double seconds = 0;         // the transcription's wall time
+  double encode_seconds = 0;  // of it: features and the encoder, every window
+  double decode_seconds = 0;  // of it: the decoder's steps
 };
 
 struct SpeechModelInfo {

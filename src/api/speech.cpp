@@ -46,6 +46,8 @@ Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const Tr
   for (const speech::Segment& s : r.segments) out.segments.push_back({s.start, s.end, s.text});
   out.windows = r.windows;
   out.tokens = static_cast<int64_t>(r.tokens.size());
+  out.encode_seconds = r.encode_seconds;
+  out.decode_seconds = r.decode_seconds;
   out.audio_seconds = static_cast<double>(samples.size()) / audio::kSampleRate;
   out.seconds = since(t0);
   return out;

@@ -103,12 +103,15 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
                t.audio_seconds, t.seconds, t.seconds / std::max(t.audio_seconds, 1e-9),
                static_cast<long long>(t.windows), t.windows == 1 ? "" : "s", static_cast<long long>(t.tokens),
                t.language.empty() ? "" : ", language ", t.language.c_str());
+  std::fprintf(stderr, "wgx: encoder %.3f s, decoder %.3f s (%.2f ms a token)\n", t.encode_seconds, t.decode_seconds,
+               1000 * t.decode_seconds / static_cast<double>(std::max<int64_t>(t.tokens, 1)));
   if (json) {
     nlohmann::json segs = nlohmann::json::array();
     for (const TranscriptSegment& s : t.segments) segs.push_back({{"start", s.start}, {"end", s.end}, {"text", s.text}});
     const nlohmann::json out = {{"text", t.text}, {"language", t.language}, {"segments", segs},
                                 {"audio_seconds", t.audio_seconds}, {"seconds", t.seconds}, {"windows", t.windows},
-                                {"tokens", t.tokens}};
+                                {"tokens", t.tokens},
+                                {"encode_seconds", t.encode_seconds}, {"decode_seconds", t.decode_seconds}};
     std::puts(out.dump(2).c_str());
     return 0;
   }

@@ -1,6 +1,7 @@
 #include "speech/transcriber.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "audio/mel.h"
@@ -125,10 +126,14 @@ Transcript Transcriber::transcribe(std::span<const float> samples, const Transcr
     const size_t len = std::min<size_t>(kWindowSamples, samples.size() - seek);
     const double offset = static_cast<double>(seek) / kRate;
     const double window_seconds = static_cast<double>(len) / kRate;
+    const auto t0 = std::chrono::steady_clock::now();
     const audio::MelSpec mel = audio::log_mel(samples.subspan(seek, len), n_mels);
     encode(mel.values);
+    const auto t1 = std::chrono::steady_clock::now();
     if (r.language.empty() && config_.multilingual()) r.language = detect_language();
     const std::vector<int32_t> tokens = generate(prompt(r.language, options), options);
+    r.encode_seconds += std::chrono::duration<double>(t1 - t0).count();
+    r.decode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     r.tokens.insert(r.tokens.end(), tokens.begin(), tokens.end());
     ++r.windows;
     double consumed = window_seconds;

@@ -50,6 +50,9 @@ struct Transcript {
   std::vector<Segment> segments;
   std::vector<int32_t> tokens;  // every window's generated tokens, timestamps included
   int64_t windows = 0;
+  // Wall time: features and the encoder with its keys and values in the decoder's state; the
+  // decoding steps (language detection included).
+  double encode_seconds = 0, decode_seconds = 0;
 };
 
 // Told after each window: the seconds of audio done so far and the total.
