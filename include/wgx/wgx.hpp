@@ -472,7 +472,8 @@ class WGX_API Batch {
 // WAV, FLAC or Ogg, any rate and channels (mixed to mono, resampled to 16 kHz); the model hears
 // them in 30 s windows. Greedy decoding, as transformers' generate() without sampling.
 struct SpeechLoadOptions {
-  // f32 (default) or q4 for the decoder's products; the encoder stays f32.
+  // f32 (default) or q4 for the products of the encoder and decoder (4-bit weights; x rounded
+  // to int8 in the encoder's); the stem, norms and embeddings stay f32.
   std::optional<WeightFormat> weights;
   std::function<void(const LoadProgress&)> on_progress;
 };

@@ -61,7 +61,7 @@ SpeechModel SpeechModel::load(const Engine& engine, const std::string& path, con
     models::WhisperLoadOptions o;
     const WeightFormat weights = options.weights.value_or(WeightFormat::F32);
     if (weights == WeightFormat::F16) throw Error(ErrorKind::BadArgument, "Whisper models load with f32 or q4 weights");
-    o.decoder_weights = weights == WeightFormat::Q4 ? models::WeightFormat::Q4 : models::WeightFormat::F32;
+    o.weights = weights == WeightFormat::Q4 ? models::WeightFormat::Q4 : models::WeightFormat::F32;
     if (options.on_progress) {
       o.progress = [&](const models::ProgressEvent& e) {
         options.on_progress({e.done ? "done" : e.stage, e.step, since(t0)});

@@ -24,7 +24,7 @@ window and timings on stderr.
   --task T            transcribe (default) or translate (into English)
   --timestamps        segments with their times
   --max-new-tokens N  tokens per window at most (default: half the model's positions, 224)
-  --weights W         f32 (default) or q4 (the decoder's products)
+  --weights W         f32 (default) or q4 (the products of the encoder and decoder)
   --json              one JSON object on stdout instead
 
 )";

@@ -24,14 +24,16 @@ constexpr int64_t kFrames = 3000;       // 30 s of features at a hop of 160 samp
 class Part {
  public:
   Part(const WeightSource& w, const WhisperLoadOptions& o, std::string prefix)
-      : w_(w), o_(o), prefix_(std::move(prefix)) {}
+      : w_(w), o_(o), prefix_(std::move(prefix)), q4_(o.weights == WeightFormat::Q4) {}
 
   graph::GraphBuilder& b() { return b_; }
 
-  // A weight by its Hugging Face name under the part's prefix ("model.encoder."), f32 or, for the
-  // decoder's products with Q4, q4gsw.
-  ValueId weight(const std::string& name, std::vector<int64_t> shape, const std::string& why, bool q4 = false) {
-    const std::string full = prefix_ + name;
+  // A weight by its Hugging Face name under the part's prefix ("model.encoder."), f32; through
+  // weight_at, by its whole name, q4gsw where `q4` (a product's matrix with WeightFormat::Q4).
+  ValueId weight(const std::string& name, std::vector<int64_t> shape, const std::string& why) {
+    return weight_at(prefix_ + name, std::move(shape), why, false);
+  }
+  ValueId weight_at(const std::string& full, std::vector<int64_t> shape, const std::string& why, bool q4) {
     const SourceTensor t = w_.tensor(full, shape, why);
     Encoded e;
     if (shape.size() == 2 && q4) {
@@ -50,11 +52,13 @@ class Part {
                   {{"eps", kLayerNormEps}}, name);
   }
 
-  // linear(x, <name>.weight [out, in], <name>.bias) (no bias where `bias` is false: k_proj).
-  ValueId linear(const std::string& name, ValueId x, int64_t out, int64_t in, bool bias = true, bool q4 = false) {
+  // linear(x, <name>.weight [out, in], <name>.bias) (no bias where `bias` is false: k_proj);
+  // the name under the part's prefix, or whole with `full`.
+  ValueId linear(const std::string& name, ValueId x, int64_t out, int64_t in, bool bias = true, bool full = false) {
     const std::string why = "[" + std::to_string(out) + ", " + std::to_string(in) + "]";
-    std::vector<ValueId> inputs{x, weight(name + ".weight", {out, in}, why, q4)};
-    if (bias) inputs.push_back(weight(name + ".bias", {out}, why));
+    const std::string n = full ? name : prefix_ + name;
+    std::vector<ValueId> inputs{x, weight_at(n + ".weight", {out, in}, why, q4_)};
+    if (bias) inputs.push_back(weight_at(n + ".bias", {out}, why, false));
     return b_.op1("linear", inputs, {}, name);
   }
 
@@ -76,16 +80,17 @@ class Part {
     return b_.op1("reshape", {t}, {{"shape", graph::Shape{1, s, heads * d}}}, name + ".merge");
   }
 
-  ValueId mlp(const std::string& layer, ValueId x, int64_t d, int64_t ffn, bool q4 = false) {
+  ValueId mlp(const std::string& layer, ValueId x, int64_t d, int64_t ffn) {
     const ValueId h = layer_norm(layer + "final_layer_norm", x, d);
-    const ValueId a = b_.op1("gelu", {linear(layer + "fc1", h, ffn, d, true, q4)}, {}, layer + "gelu");
-    return b_.op1("add", {x, linear(layer + "fc2", a, d, ffn, true, q4)}, {}, layer + "mlp.residual");
+    const ValueId a = b_.op1("gelu", {linear(layer + "fc1", h, ffn, d)}, {}, layer + "gelu");
+    return b_.op1("add", {x, linear(layer + "fc2", a, d, ffn)}, {}, layer + "mlp.residual");
   }
 
  private:
   const WeightSource& w_;
   const WhisperLoadOptions& o_;
   std::string prefix_;
+  bool q4_ = false;
   graph::GraphBuilder b_;
 };
 
@@ -131,18 +136,10 @@ void build_encoder(const WhisperConfig& c, const WeightSource& w, const WhisperL
   const int64_t dheads = c.decoder_heads, dhd = d / dheads;
   for (int64_t i = 0; i < c.decoder_layers; ++i) {
     const std::string l = layer_name(i);
-    // The decoder part's weights, added to the encoder's graph (its builder makes the constants).
+    // The decoder layers' weights, in the encoder's graph.
     auto cross = [&](const char* proj, bool bias) {
       const std::string name = "model.decoder." + l + "encoder_attn." + proj;
-      const SourceTensor t = w.tensor(name + ".weight", {d, d}, "[d_model, d_model]");
-      Encoded e = encode_dense(t.values, {d, d}, DType::f32, {name + ".weight", t.file});
-      std::vector<ValueId> in{enc, b.constant(name + ".weight", e.type, std::move(e.bytes))};
-      if (bias) {
-        const SourceTensor tb = w.tensor(name + ".bias", {d}, "d_model");
-        Encoded eb = encode_dense(tb.values, {d}, DType::f32, {name + ".bias", tb.file});
-        in.push_back(b.constant(name + ".bias", eb.type, std::move(eb.bytes)));
-      }
-      return p.split_heads(b.op1("linear", in, {}, name), positions, dheads, dhd, name);
+      return p.split_heads(p.linear(name, enc, d, d, bias, true), positions, dheads, dhd, name);
     };
     b.output(whisper_cross_k(i), cross("k_proj", false));
     b.output(whisper_cross_v(i), cross("v_proj", true));
@@ -156,7 +153,6 @@ void build_decoder_graph(const WhisperConfig& c, const WeightSource& w, const Wh
   Part p(w, o, "model.decoder.");
   graph::GraphBuilder& b = p.b();
   const int64_t d = c.d_model, heads = c.decoder_heads, hd = d / heads, max_t = c.max_target_positions;
-  const bool q4 = o.decoder_weights == WeightFormat::Q4;
   const graph::SymId seq = b.sym("seq", 1, max_t);
   const ValueId pos = b.sym_value(b.sym("input_pos", 0, max_t - 1));
   const ValueId tokens = b.input("tokens", DType::i32, {1, seq});
@@ -179,9 +175,9 @@ void build_decoder_graph(const WhisperConfig& c, const WeightSource& w, const Wh
       auto heads4 = [&](ValueId v, const std::string& name) {
         return b.op1("reshape", {v}, {{"shape", graph::Shape{1, seq, heads, hd}}}, name);
       };
-      const ValueId q = heads4(p.linear(a + ".q_proj", h, d, d, true, q4), a + ".q");
-      const ValueId k = heads4(p.linear(a + ".k_proj", h, d, d, false, q4), a + ".k");
-      const ValueId v = heads4(p.linear(a + ".v_proj", h, d, d, true, q4), a + ".v");
+      const ValueId q = heads4(p.linear(a + ".q_proj", h, d, d), a + ".q");
+      const ValueId k = heads4(p.linear(a + ".k_proj", h, d, d, false), a + ".k");
+      const ValueId v = heads4(p.linear(a + ".v_proj", h, d, d), a + ".v");
       const ValueId kc = b.mutable_buffer(l + "k_cache", cache, {1, heads, max_t, hd});
       const ValueId vc = b.mutable_buffer(l + "v_cache", cache, {1, heads, max_t, hd});
       const ValueId kn = b.op1("update_cache", {kc, k, pos}, {}, l + "k_cache.update");
@@ -190,20 +186,20 @@ void build_decoder_graph(const WhisperConfig& c, const WeightSource& w, const Wh
       b.mutate(vc, vn);
       const ValueId attn = b.op1("sdpa_with_kv_cache", {q, kn, vn, pos}, {{"scale", scale}}, a + ".sdpa");
       const ValueId merged = b.op1("reshape", {attn}, {{"shape", graph::Shape{1, seq, d}}}, a + ".merge");
-      x = b.op1("add", {x, p.linear(a + ".out_proj", merged, d, d, true, q4)}, {}, a + ".residual");
+      x = b.op1("add", {x, p.linear(a + ".out_proj", merged, d, d)}, {}, a + ".residual");
     }
     // Cross-attention over the window's encoder keys and values.
     {
       const std::string a = l + "encoder_attn";
       const ValueId h = p.layer_norm(l + "encoder_attn_layer_norm", x, d);
-      ValueId q = p.linear(a + ".q_proj", h, d, d, true, q4);
+      ValueId q = p.linear(a + ".q_proj", h, d, d);
       q = b.op1("mul", {q, b.scalar(scale)}, {}, a + ".scale");
       const ValueId ck = b.mutable_buffer(whisper_cross_k(i), DType::f32, {1, heads, frames, hd});
       const ValueId cv = b.mutable_buffer(whisper_cross_v(i), DType::f32, {1, heads, frames, hd});
       const ValueId attn = p.attend(p.split_heads(q, seq, heads, hd, a + ".q"), ck, cv, seq, heads, hd, a);
-      x = b.op1("add", {x, p.linear(a + ".out_proj", attn, d, d, true, q4)}, {}, a + ".residual");
+      x = b.op1("add", {x, p.linear(a + ".out_proj", attn, d, d)}, {}, a + ".residual");
     }
-    x = p.mlp(l, x, d, c.decoder_ffn, q4);
+    x = p.mlp(l, x, d, c.decoder_ffn);
   }
   progress.update("logits");
   ValueId h = p.layer_norm("layer_norm", x, d);
@@ -219,7 +215,7 @@ std::string whisper_cross_k(int64_t layer) { return "layers." + std::to_string(l
 std::string whisper_cross_v(int64_t layer) { return "layers." + std::to_string(layer) + ".cross_v"; }
 
 BuiltWhisper build_whisper(const WhisperConfig& config, const WeightSource& weights, const WhisperLoadOptions& options) {
-  if (options.decoder_weights == WeightFormat::F16) {
+  if (options.weights == WeightFormat::F16) {
     throw ModelError("", "WhisperLoadOptions", "f16 weights are not supported for Whisper yet (f32 or q4)");
   }
   Progress progress(options.progress, "converting");

@@ -25,8 +25,10 @@
 //   outputs  "logits" f32 [1, vocab]  the last position's (or [1, seq, vocab] with all_logits),
 //            against embed_tokens (proj_out is tied to it)
 //
-// Activations are f32. Weights are f32, or q4 for the decoder's products (WeightFormat::Q4; the
-// embedding table stays f32, since it is also the output projection's). Attention that is not over
+// Activations are f32. Weights are f32, or q4 for every product (WeightFormat::Q4: the linear
+// layers of both parts, their x rounded to int8 in chunks of 32 where many rows multiply at once);
+// the stem, the norms and the embedding tables (the token table is also the output projection)
+// stay f32. Attention that is not over
 // the cache (the encoder's, and cross-attention) is matmul, softmax and matmul.
 #pragma once
 
@@ -41,7 +43,7 @@
 namespace wgx::models {
 
 struct WhisperLoadOptions {
-  WeightFormat decoder_weights = WeightFormat::F32;  // F32 or Q4 (the decoder's products)
+  WeightFormat weights = WeightFormat::F32;  // F32, or Q4 for the products
   uint32_t q4_group_size = 32;
   bool half_kv_cache = false;  // f16 self-attention cache
   bool all_logits = false;     // logits for every position of a step, not only the last

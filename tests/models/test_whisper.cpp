@@ -7,13 +7,18 @@
 // name the file and field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <span>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model_test_util.h"
 #include "models/error.h"
+#include "models/safetensors.h"
 #include "models/whisper.h"
+#include "ops/quant/quantize.h"
 #include "runtime_test_util.h"
 
 namespace wgx::models::testing {
@@ -116,6 +121,81 @@ TEST_P(WhisperParity, StepByStepLogits) {
              "step " + std::to_string(i));
   }
   EXPECT_EQ(diff.failures, 0u) << diff.first_failure << " (max abs " << diff.max_abs << ")";
+}
+
+// q4 products (4-bit weights, int8 x where many rows multiply at once) against the same model in
+// f32 with every product's weight rounded through q4 on the host (ops::dequantize_q4gsw): what
+// is left is x's rounding to int8, so the encoder's output and each logits row must stay within
+// 3% in L2 norm and pick the same token at all but one position. Control: the f32 model with
+// the weights as they are differs from the rounded one by far more (q4's own error on these
+// Gaussian weights, ~8% a product), so the test would notice unrounded or wrongly rounded weights.
+TEST(WhisperQ4, MatchesF32WithQ4RoundedWeights) {
+  const std::filesystem::path dir = folder("tiny_whisper");
+  std::ifstream in(dir / "reference.json");
+  const json ref = json::parse(in);
+  const WhisperConfig config = load_whisper_config(dir);
+  const Checkpoint checkpoint(dir);
+  const WeightSource exact = checkpoint_weights(checkpoint);
+  WeightSource rounded = exact;
+  rounded.tensor = [&exact](const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
+    SourceTensor t = exact.tensor(name, shape, why);
+    const bool product = name.ends_with("_proj.weight") || name.ends_with("fc1.weight") || name.ends_with("fc2.weight");
+    if (product) {
+      const auto q = ops::quantize_q4gsw(t.values.data(), shape[0], shape[1], 32, graph::DType::f16);
+      t.values = ops::dequantize_q4gsw(q, shape[0], shape[1], 32, graph::DType::f16);
+    }
+    return t;
+  };
+  WhisperLoadOptions o;
+  o.all_logits = true;
+  const BuiltWhisper want_model = build_whisper(config, rounded, o);
+  o.weights = WeightFormat::Q4;
+  const BuiltWhisper q4_model = build_whisper(config, exact, o);
+  const std::vector<float> features = read_f32_file(dir / "features.f32");
+  const auto prefix = ref.at("prefix").get<std::vector<int32_t>>();
+
+  // The encoder's output and the teacher-forced logits of the prefix.
+  auto run = [&](const BuiltWhisper& m) {
+    gpu::Context& gpu = runtime::testing::shared_context();
+    runtime::Program encoder(gpu, m.encoder, m.encoder_weights);
+    runtime::Program decoder(gpu, m.decoder, m.decoder_weights);
+    encode(encoder, decoder, m, features);
+    const auto n = static_cast<int64_t>(prefix.size());
+    std::vector<int32_t> positions(prefix.size());
+    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
+    decoder.set_sym("input_pos", 0);
+    decoder.set_input<int32_t>("tokens", prefix, {1, n});
+    decoder.set_input<int32_t>("positions", positions, {1, n});
+    decoder.execute();
+    return std::pair{encoder.read_f32("encoder"), decoder.read_f32("logits")};
+  };
+  const auto [want_enc, want_logits] = run(want_model);
+  const auto [q4_enc, q4_logits] = run(q4_model);
+  auto rel_l2 = [](std::span<const float> a, std::span<const float> b) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      num += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
+      den += double{b[i]} * b[i];
+    }
+    return std::sqrt(num / den);
+  };
+  const double enc_err = rel_l2(q4_enc, want_enc);
+  const auto vocab = static_cast<size_t>(config.vocab_size);
+  int agree = 0;
+  double worst = 0, control = 1e9;
+  for (size_t r = 0; r < prefix.size(); ++r) {
+    const std::span<const float> got(q4_logits.data() + r * vocab, vocab), want(want_logits.data() + r * vocab, vocab);
+    worst = std::max(worst, rel_l2(got, want));
+    agree += std::max_element(got.begin(), got.end()) - got.begin() == std::max_element(want.begin(), want.end()) - want.begin();
+    const std::vector<float> f32_row = ref.at("logits").at(r).get<std::vector<float>>();
+    control = std::min(control, rel_l2(f32_row, want));
+  }
+  std::printf("[ q4       ] encoder L2 error %.4f, worst logits row %.4f, %d/%zu argmax agree; "
+              "f32 weights against rounded ones: at least %.3f\n", enc_err, worst, agree, prefix.size(), control);
+  EXPECT_LT(enc_err, 0.03);
+  EXPECT_LT(worst, 0.03);
+  EXPECT_GE(agree, static_cast<int>(prefix.size()) - 1);
+  EXPECT_GT(control, 0.1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, WhisperParity, ::testing::Values("tiny_whisper", "tiny_whisper_v3"));
