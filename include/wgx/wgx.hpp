@@ -538,6 +538,7 @@ class WGX_API SpeechModel {
 
  private:
   explicit SpeechModel(std::shared_ptr<Impl> impl);
+  friend struct Internals;
   std::shared_ptr<Impl> impl_;
 };
 

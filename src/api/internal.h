@@ -19,6 +19,9 @@
 #include "llm/generator.h"
 #include "models/model.h"
 #include "runtime/program.h"
+#ifdef WGX_HAS_SPEECH
+#include "speech/transcriber.h"
+#endif
 #include "tokenizer/tokenizer.h"
 #include "wgx/wgx.hpp"
 
@@ -99,10 +102,20 @@ ChatPrompt chat_prompt(const Model::Impl& m, const std::vector<Message>& message
                        const GenerateOptions& options, uint64_t seed);
 
 // What the command line's diagnostics reach through the API's handles.
+#ifdef WGX_HAS_SPEECH
+struct SpeechModel::Impl {
+  std::shared_ptr<Engine::Impl> engine;
+  std::unique_ptr<speech::Transcriber> transcriber;
+  SpeechModelInfo info;
+  std::mutex mutex;  // one transcription at a time: the programs hold one window's state
+};
+#endif
+
 struct Internals {
   static Engine::Impl& impl(const Engine& e) { return *e.impl_; }
   static Model::Impl& impl(const Model& m) { return *m.impl_; }
   static Session::Impl& impl(const Session& s) { return *s.impl_; }
+  static SpeechModel::Impl& impl(const SpeechModel& m) { return *m.impl_; }
   static llm::Batch& batch(Batch& b);
   // Loads like Model::load, keeping the graph and weights the program was built from.
   static Model load_kept(const Engine& engine, const std::string& path, const LoadOptions& options);

@@ -11,19 +11,11 @@
 #include "audio/decode.h"
 #include "audio/error.h"
 #include "models/whisper.h"
-#include "speech/transcriber.h"
 #endif
 
 namespace wgx {
 
 #ifdef WGX_HAS_SPEECH
-
-struct SpeechModel::Impl {
-  std::shared_ptr<Engine::Impl> engine;
-  std::unique_ptr<speech::Transcriber> transcriber;
-  SpeechModelInfo info;
-  std::mutex mutex;  // one transcription at a time: the programs hold one window's state
-};
 
 namespace {
 

@@ -1,10 +1,12 @@
 // wgx transcribe: speech to text with a Whisper folder, through wgx::SpeechModel.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unistd.h>
 
+#include "api/internal.h"
 #include "cli/commands.h"
 #include "cli/llm_common.h"
 
@@ -26,6 +28,8 @@ window and timings on stderr.
   --max-new-tokens N  tokens per window at most (default: half the model's positions, 224)
   --weights W         f32 (default) or q4 (the products of the encoder and decoder)
   --json              one JSON object on stdout instead
+  --profile           then the encoder's GPU time per kind of op on the last window (stderr;
+                      needs timestamp queries: a GPU adapter)
 
 )";
 
@@ -41,6 +45,33 @@ std::string trimmed(const std::string& s) {
   return a == std::string::npos ? std::string() : s.substr(a);
 }
 
+// The encoder's dispatches grouped by what they do: the label without its layer ("layers.7.fc1"
+// -> "fc1"), summed over the layers, largest first.
+void print_encoder_profile(const SpeechModel& m) {
+  const std::vector<gpu::DispatchTiming> t = Internals::impl(m).transcriber->profile_encoder();
+  if (t.empty()) {
+    std::fputs("wgx: --profile: this adapter has no timestamp queries\n", stderr);
+    return;
+  }
+  std::map<std::string, std::pair<double, int>> by;
+  double total = 0;
+  for (const gpu::DispatchTiming& d : t) {
+    std::string key = d.label;
+    if (key.rfind("layers.", 0) == 0) key = key.substr(key.find('.', 7) + 1);
+    if (const size_t p = key.find("model.decoder.layers."); p != std::string::npos) key = "cross " + key.substr(key.find('.', p + 21) + 1);
+    by[key].first += d.microseconds();
+    ++by[key].second;
+    total += d.microseconds();
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(by.begin(), by.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::fprintf(stderr, "wgx: encoder, one window, GPU time per op (each dispatch timed alone): %.3f ms in all\n", total / 1000);
+  for (const auto& [name, v] : rows) {
+    std::fprintf(stderr, "  %-40s %9.3f ms  %5.1f%%  %4d dispatches\n", name.c_str(), v.first / 1000, 100 * v.first / total,
+                 v.second);
+  }
+}
+
 }  // namespace
 
 int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& argv) {
@@ -53,7 +84,7 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   std::string model, file;
   SpeechLoadOptions load;
   TranscribeOptions o;
-  bool json = false;
+  bool json = false, profile = false;
   ArgWalker args("transcribe", argv);
   while (!args.done()) {
     if (args.take("--model", "-m")) {
@@ -76,6 +107,8 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       load.weights = w == "q4" ? WeightFormat::Q4 : WeightFormat::F32;
     } else if (args.take("--json")) {
       json = true;
+    } else if (args.take("--profile")) {
+      profile = true;
     } else if (file.empty() && args.current().rfind("-", 0) != 0) {
       file = args.current();
       args.skip();
@@ -105,6 +138,7 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
                t.language.empty() ? "" : ", language ", t.language.c_str());
   std::fprintf(stderr, "wgx: encoder %.3f s, decoder %.3f s (%.2f ms a token)\n", t.encode_seconds, t.decode_seconds,
                1000 * t.decode_seconds / static_cast<double>(std::max<int64_t>(t.tokens, 1)));
+  if (profile) print_encoder_profile(m);
   if (json) {
     nlohmann::json segs = nlohmann::json::array();
     for (const TranscriptSegment& s : t.segments) segs.push_back({{"start", s.start}, {"end", s.end}, {"text", s.text}});

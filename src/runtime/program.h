@@ -207,6 +207,13 @@ class Program {
   std::vector<float> read_state_f32(std::string_view buffer) const;
   std::vector<uint8_t> read_state_storage(std::string_view buffer) const;
 
+  // Copies output `output` (as the last execute() left it) into mutable buffer `buffer` of
+  // `target`, another program on the same device, on the GPU: queued after that execute() and
+  // before target's next one (Whisper's encoder hands its keys and values to the decoder's state
+  // this way). The two must have the same storage and the output its largest shape, the
+  // buffer's size; else std::invalid_argument, as for another device.
+  void copy_to_state(std::string_view output, Program& target, std::string_view buffer) const;
+
   // Mutable buffers back to their initial contents.
   void reset_state();
   // Writes a whole mutable buffer: `bytes` of its dtype at its (largest) shape. Ordered like

@@ -80,6 +80,26 @@ void Program::write_state(std::string_view name, std::span<const uint8_t> bytes)
   if (!stored.empty()) m.params.upload(*r.buffer, r.offset, stored.data(), stored.size());
 }
 
+void Program::copy_to_state(std::string_view output, Program& target, std::string_view buffer) const {
+  const Impl& m = *impl_;
+  Impl& t = *target.impl_;
+  if (&m.gpu != &t.gpu) throw std::invalid_argument("copy_to_state: the programs are on different devices");
+  const ValueId v = m.named(m.graph.outputs, output, "output").value;
+  const graph::MutableBuffer& b = buffer_named(t.graph, buffer);
+  const TensorRef& src = m.refs[v];
+  const TensorRef& dst = t.refs[b.value];
+  const uint64_t bytes = storage_bytes(src.storage, numel(m.shapes[v]));
+  const uint64_t want = storage_bytes(dst.storage, numel(graph::max_shape(t.graph.type(b.value).shape, t.graph.syms)));
+  if (src.storage != dst.storage || bytes != want) {
+    throw std::invalid_argument("copy_to_state: output '" + std::string(output) + "' (" + std::to_string(bytes) +
+                                " bytes) does not fit mutable buffer '" + b.name + "' (" + std::to_string(want) +
+                                " bytes) as it is stored");
+  }
+  gpu::Recorder rec(m.gpu, "copy to state");
+  rec.copy(*src.buffer, src.offset, *dst.buffer, dst.offset, gpu::round_up(bytes, 4));
+  rec.submit();
+}
+
 void Program::reset_state() {
   Impl& m = *impl_;
   if (m.graph.buffers.empty() && m.handoff.words().empty()) return;

@@ -31,9 +31,17 @@ void Transcriber::encode(std::span<const float> features) {
   encoder_->execute();
   for (int64_t i = 0; i < config_.decoder_layers; ++i) {
     for (const std::string& name : {models::whisper_cross_k(i), models::whisper_cross_v(i)}) {
-      decoder_->write_state(name, encoder_->read_storage(name));
+      encoder_->copy_to_state(name, *decoder_, name);
     }
   }
+}
+
+std::vector<gpu::DispatchTiming> Transcriber::profile_encoder() {
+  encoder_->set_timing(gpu::Timing::Dispatches);
+  encoder_->execute();
+  std::vector<gpu::DispatchTiming> t = encoder_->last_timings();
+  encoder_->set_timing(gpu::Timing::Off);
+  return t;
 }
 
 std::vector<float> Transcriber::step(std::span<const int32_t> tokens, int64_t pos) {

@@ -6,7 +6,7 @@
 //   speech::Transcript r = t.transcribe(audio::load_audio("talk.flac").samples, {});
 //
 // A window: log-mel features (audio/mel.h) -> the encoder -> its cross-attention keys and values
-// copied into the decoder's state (through the host: a few MB per window) -> the prompt
+// copied into the decoder's state on the GPU (runtime::Program::copy_to_state) -> the prompt
 // <|startoftranscript|> [<|lang|> <|task|>] [<|notimestamps|>] -> one token a step, the last
 // position's logits read back and filtered on the host, until <|endoftext|>. Without
 // timestamps the windows follow each other every 30 s; with them, a window that ends inside a
@@ -80,6 +80,9 @@ class Transcriber {
   std::string detect_language();
   std::vector<int32_t> prompt(const std::string& language, const TranscribeOptions& options) const;
   std::vector<int32_t> generate(const std::vector<int32_t>& prompt, const TranscribeOptions& options);
+  // The encoder run again on the last window's features, each dispatch timed on the GPU (empty
+  // without timestamp queries): wgx transcribe --profile.
+  std::vector<gpu::DispatchTiming> profile_encoder();
 
  private:
   // The last position's logits after feeding `tokens` at `pos`.

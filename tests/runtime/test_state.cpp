@@ -103,6 +103,39 @@ TEST(State, WriteStateSetsTheBufferForTheNextExecute) {
   EXPECT_TRUE(close(prog.read_state_f32("acc"), want));
 }
 
+// copy_to_state: one program's output becomes another's state on the GPU (Whisper's encoder ->
+// decoder), which the next execute of the target then reads; a state never copied stays zero
+// (the control), and a buffer of another size is refused.
+TEST(State, CopyToStateHandsAnOutputToAnotherProgram) {
+  GraphBuilder a;
+  auto x = a.input("x", DType::f32, {5, 7});
+  a.output("twice", a.op1("add", {x, x}));
+  a.output("short", a.op1("slice", {x}, {{"dim", 1}, {"end", 6}}));
+  Program source(shared_context(), a.build(), a.weights());
+  GraphBuilder t;
+  Program target(shared_context(), accumulator(t, true, true), t.weights());
+  const auto xs = random_floats(35, 5);
+  source.set_input<float>("x", xs, {5, 7});
+  source.execute();
+  const std::vector<float> zeros(35, 0.f);
+  EXPECT_EQ(target.read_state_f32("acc"), zeros);  // control: nothing copied yet
+  source.copy_to_state("twice", target, "acc");
+  std::vector<float> want(35);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = 2 * xs[i];
+  EXPECT_TRUE(close(target.read_state_f32("acc"), want));
+  target.set_input<float>("x", xs, {5, 7});
+  target.execute();
+  for (size_t i = 0; i < want.size(); ++i) want[i] += xs[i];
+  EXPECT_TRUE(close(target.read_f32("sum"), want));
+  try {
+    source.copy_to_state("short", target, "acc");
+    ADD_FAILURE() << "an output of another size was copied";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit mutable buffer 'acc'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(source.copy_to_state("twice", target, "nope"), std::invalid_argument);
+}
+
 TEST(State, FreshProgramPerStepDiverges) {
   // Negative control: without the persistent buffer carrying over, the result is only the last x.
   std::vector<float> persistent, fresh;
