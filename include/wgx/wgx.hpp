@@ -529,6 +529,8 @@ class WGX_API SpeechModel {
   // for options the model cannot follow (an unknown language, translate on an English-only
   // model). Calls on one model run one at a time (copies share it).
   Transcript transcribe_file(const std::string& audio_path, const TranscribeOptions& options = {}) const;
+  // The same for an audio file's bytes (from stdin, a socket, memory).
+  Transcript transcribe_file_bytes(std::span<const uint8_t> file, const TranscribeOptions& options = {}) const;
   // The same for mono samples at 16 kHz in [-1, 1].
   Transcript transcribe(std::span<const float> samples_16k, const TranscribeOptions& options = {}) const;
 

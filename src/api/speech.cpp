@@ -96,6 +96,18 @@ Transcript SpeechModel::transcribe_file(const std::string& audio_path, const Tra
   });
 }
 
+Transcript SpeechModel::transcribe_file_bytes(std::span<const uint8_t> file, const TranscribeOptions& options) const {
+  return translated(ErrorKind::BadArgument, [&] {
+    audio::Audio a;
+    try {
+      a = audio::decode_audio(file, "<bytes>");
+    } catch (const audio::AudioError& e) {
+      throw Error(ErrorKind::BadArgument, e.what());
+    }
+    return run(*impl_, a.samples, options);
+  });
+}
+
 Transcript SpeechModel::transcribe(std::span<const float> samples_16k, const TranscribeOptions& options) const {
   return translated(ErrorKind::BadArgument, [&] {
     try {
@@ -122,6 +134,7 @@ SpeechModel SpeechModel::load(const Engine&, const std::string&, const SpeechLoa
 bool SpeechModel::is_speech_model(const std::string&) { return false; }
 Transcript SpeechModel::transcribe_file(const std::string&, const TranscribeOptions&) const { unavailable(); }
 Transcript SpeechModel::transcribe(std::span<const float>, const TranscribeOptions&) const { unavailable(); }
+Transcript SpeechModel::transcribe_file_bytes(std::span<const uint8_t>, const TranscribeOptions&) const { unavailable(); }
 SpeechModelInfo SpeechModel::info() const { unavailable(); }
 
 #endif

@@ -1,6 +1,9 @@
 // wgx transcribe: speech to text with a Whisper folder, through wgx::SpeechModel.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,8 +19,8 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: wgx transcribe --model PATH FILE [options]
 
-The text of an audio file (WAV, FLAC or Ogg; any rate and channels) by a Whisper model (a Hugging
-Face folder of WhisperForConditionalGeneration), decoded greedily in 30 s windows. Prints the
+The text of an audio file (WAV, FLAC or Ogg; any rate and channels; '-' reads stdin) by a Whisper
+model (a Hugging Face folder of WhisperForConditionalGeneration), decoded greedily in 30 s windows. Prints the
 text on stdout (with --timestamps, a line per segment: [start --> end] text); progress per
 window and timings on stderr.
 
@@ -27,6 +30,8 @@ window and timings on stderr.
   --timestamps        segments with their times
   --max-new-tokens N  tokens per window at most (default: half the model's positions, 224)
   --weights W         f32 (default) or q4 (the products of the encoder and decoder)
+  --raw               FILE (or stdin) is raw PCM: signed 16-bit little-endian, mono, 16 kHz
+                      (what `ffmpeg -i IN -f s16le -ac 1 -ar 16000 -` writes)
   --json              one JSON object on stdout instead
   --profile           then the encoder's GPU time per kind of op on the last window (stderr;
                       needs timestamp queries: a GPU adapter)
@@ -43,6 +48,15 @@ std::string clock(double seconds) {
 std::string trimmed(const std::string& s) {
   const size_t a = s.find_first_not_of(' ');
   return a == std::string::npos ? std::string() : s.substr(a);
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  if (path == "-") {
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("transcribe: cannot read " + path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // The encoder's dispatches grouped by what they do: the label without its layer ("layers.7.fc1"
@@ -84,7 +98,7 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   std::string model, file;
   SpeechLoadOptions load;
   TranscribeOptions o;
-  bool json = false, profile = false;
+  bool json = false, profile = false, raw = false;
   ArgWalker args("transcribe", argv);
   while (!args.done()) {
     if (args.take("--model", "-m")) {
@@ -109,7 +123,9 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       json = true;
     } else if (args.take("--profile")) {
       profile = true;
-    } else if (file.empty() && args.current().rfind("-", 0) != 0) {
+    } else if (args.take("--raw")) {
+      raw = true;
+    } else if (file.empty() && (args.current() == "-" || args.current().rfind("-", 0) != 0)) {
       file = args.current();
       args.skip();
     } else {
@@ -117,7 +133,10 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
     }
   }
   if (model.empty()) throw std::invalid_argument("transcribe: name the Whisper model folder with --model PATH");
-  if (file.empty()) throw std::invalid_argument("transcribe: name the audio file (FILE)");
+  if (file.empty()) throw std::invalid_argument("transcribe: name the audio file (FILE, or - for stdin)");
+  // Read before loading the model: a missing file fails at once.
+  std::vector<uint8_t> bytes;
+  if (file == "-" || raw) bytes = read_bytes(file);
 
   const Engine engine = make_engine(global);
   const SpeechModel m = SpeechModel::load(engine, model, load);
@@ -130,7 +149,20 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
     std::fprintf(stderr, "%swgx: %s of %s transcribed%s", terminal ? "\r" : "", clock(done).c_str(),
                  clock(total).c_str(), terminal ? "" : "\n");
   };
-  const Transcript t = m.transcribe_file(file, o);
+  Transcript t;
+  if (raw) {
+    if (bytes.size() % 2 != 0) throw std::invalid_argument("transcribe: " + file + ": raw PCM with an odd number of bytes");
+    std::vector<float> samples(bytes.size() / 2);
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+      samples[i] = static_cast<float>(v) / 32768.0f;
+    }
+    t = m.transcribe(samples, o);
+  } else if (file == "-") {
+    t = m.transcribe_file_bytes(bytes, o);
+  } else {
+    t = m.transcribe_file(file, o);
+  }
   if (terminal) std::fputs("\n", stderr);
   std::fprintf(stderr, "wgx: %.1f s of audio in %.2f s (real-time factor %.3f), %lld window%s, %lld tokens%s%s\n",
                t.audio_seconds, t.seconds, t.seconds / std::max(t.audio_seconds, 1e-9),

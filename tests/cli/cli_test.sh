@@ -442,6 +442,17 @@ case "$case_name" in
     grep -q "^\[00:0[0-9].[0-9]* --> 00:0[0-9].[0-9]*\]" "$tmp/out" || fail "no timestamped segment"
     run 2 "$wgx" transcribe --model "$dir" "$root/README.md"
     expect_err "not an audio file"
+    # The same WAV from stdin, and as raw PCM (its 44-byte header cut off): the same text.
+    run 0 "$wgx" transcribe --model "$dir" - --language en --max-new-tokens 24 --json <"$dir/sample.wav"
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2])); sys.exit(j["text"] != r["forward_greedy_text"]["plain"])' \
+      "$tmp/out" "$dir/reference.json" || fail "stdin's transcript differs"
+    tail -c +45 "$dir/sample.wav" >"$tmp/sample.raw"
+    run 0 "$wgx" transcribe --model "$dir" --raw "$tmp/sample.raw" --language en --max-new-tokens 24 --json
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2])); sys.exit(j["text"] != r["forward_greedy_text"]["plain"])' \
+      "$tmp/out" "$dir/reference.json" || fail "the raw PCM transcript differs"
+    head -c 11 "$dir/sample.wav" | tail -c 1 >"$tmp/odd.raw"
+    run 2 "$wgx" transcribe --model "$dir" --raw "$tmp/odd.raw"
+    expect_err "odd number of bytes"
     run 2 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --language xx
     expect_err 'language "xx" is not one of the model'"'"'s: de, en, es, fr, ja'
     run 2 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --task summarize
