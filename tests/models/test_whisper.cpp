@@ -42,15 +42,25 @@ std::vector<float> read_f32_file(const std::filesystem::path& path) {
 std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 // Runs the encoder on the stored features and copies the cross-attention keys and values into
-// the decoder's state, as a transcription does.
+// the decoder's state on the GPU (Program::copy_to_state), as a transcription does.
 void encode(runtime::Program& encoder, runtime::Program& decoder, const BuiltWhisper& m, const std::vector<float>& features) {
   encoder.set_input<float>("features", features, {1, m.config.num_mel_bins, 3000});
   encoder.execute();
   for (int64_t i = 0; i < m.config.decoder_layers; ++i) {
-    for (const std::string& name : {whisper_cross_k(i), whisper_cross_v(i)}) {
-      decoder.write_state(name, encoder.read_storage(name));
-    }
+    for (const std::string& name : {whisper_cross_k(i), whisper_cross_v(i)}) encoder.copy_to_state(name, decoder, name);
   }
+}
+
+// The logits of every position of `prefix`, fed at once from position 0 (all_logits).
+std::vector<float> prompt_logits(runtime::Program& decoder, const std::vector<int32_t>& prefix) {
+  const auto n = static_cast<int64_t>(prefix.size());
+  std::vector<int32_t> positions(prefix.size());
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
+  decoder.set_sym("input_pos", 0);
+  decoder.set_input<int32_t>("tokens", prefix, {1, n});
+  decoder.set_input<int32_t>("positions", positions, {1, n});
+  decoder.execute();
+  return decoder.read_f32("logits");
 }
 
 class WhisperParity : public ::testing::TestWithParam<const char*> {};
@@ -78,14 +88,7 @@ TEST_P(WhisperParity, EncoderAndDecoderLogits) {
   EXPECT_EQ(enc_diff.failures, 0u) << enc_diff.first_failure << " (max abs " << enc_diff.max_abs << ")";
 
   const auto prefix = ref.at("prefix").get<std::vector<int32_t>>();
-  const auto n = static_cast<int64_t>(prefix.size());
-  std::vector<int32_t> positions(prefix.size());
-  for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
-  decoder.set_sym("input_pos", 0);
-  decoder.set_input<int32_t>("tokens", prefix, {1, n});
-  decoder.set_input<int32_t>("positions", positions, {1, n});
-  decoder.execute();
-  const std::vector<float> logits = decoder.read_f32("logits");
+  const std::vector<float> logits = prompt_logits(decoder, prefix);
   const auto vocab = static_cast<size_t>(m.config.vocab_size);
   ASSERT_EQ(logits.size(), prefix.size() * vocab);
   Diff diff;
@@ -160,14 +163,8 @@ TEST(WhisperQ4, MatchesF32WithQ4RoundedWeights) {
     runtime::Program encoder(gpu, m.encoder, m.encoder_weights);
     runtime::Program decoder(gpu, m.decoder, m.decoder_weights);
     encode(encoder, decoder, m, features);
-    const auto n = static_cast<int64_t>(prefix.size());
-    std::vector<int32_t> positions(prefix.size());
-    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
-    decoder.set_sym("input_pos", 0);
-    decoder.set_input<int32_t>("tokens", prefix, {1, n});
-    decoder.set_input<int32_t>("positions", positions, {1, n});
-    decoder.execute();
-    return std::pair{encoder.read_f32("encoder"), decoder.read_f32("logits")};
+    const std::vector<float> logits = prompt_logits(decoder, prefix);
+    return std::pair{encoder.read_f32("encoder"), logits};
   };
   const auto [want_enc, want_logits] = run(want_model);
   const auto [q4_enc, q4_logits] = run(q4_model);
