@@ -157,6 +157,16 @@ wgx::LoadOptions load_options(const wgx_load_options* options) {
   }
   return o;
 }
+wgx::TranscribeOptions transcribe_options(const wgx_transcribe_options* options) {
+  wgx::TranscribeOptions o;
+  if (!options) return o;
+  if (options->language) o.language = options->language;
+  o.translate = options->translate != 0;
+  o.timestamps = options->timestamps != 0;
+  o.max_new_tokens = options->max_new_tokens;
+  return o;
+}
+
 }  // namespace
 
 extern "C" {
@@ -236,19 +246,6 @@ wgx_status wgx_speech_model_load(wgx_engine* engine, const char* path, const cha
 
 void wgx_speech_model_destroy(wgx_speech_model* model) { delete model; }
 
-namespace {
-
-wgx::TranscribeOptions transcribe_options(const wgx_transcribe_options* options) {
-  wgx::TranscribeOptions o;
-  if (!options) return o;
-  if (options->language) o.language = options->language;
-  o.translate = options->translate != 0;
-  o.timestamps = options->timestamps != 0;
-  o.max_new_tokens = options->max_new_tokens;
-  return o;
-}
-
-}  // namespace
 
 wgx_status wgx_transcribe_file(wgx_speech_model* model, const char* path, const wgx_transcribe_options* options,
                                wgx_transcript** out) {
