@@ -113,6 +113,35 @@ WGX_C_API wgx_status wgx_tokenize(const wgx_model* model, const char* text, int 
 WGX_C_API wgx_status wgx_detokenize(const wgx_model* model, const int32_t* ids, size_t count, char* text,
                                     size_t capacity, size_t* length);
 
+/* ---- Speech to text (Whisper folders; not in the web build) ---- */
+typedef struct wgx_speech_model wgx_speech_model;
+typedef struct wgx_transcript wgx_transcript;
+
+typedef struct wgx_transcribe_options {
+  const char* language;   /* "en", ...; NULL or "": detected from the first window */
+  int translate;          /* nonzero: into English */
+  int timestamps;         /* nonzero: segments at the model's timestamps (else one per 30 s window) */
+  int64_t max_new_tokens; /* per window; 0: half the decoder's positions */
+} wgx_transcribe_options;
+
+/* engine NULL: one made from the environment, owned by the model. weights: "f32" (NULL) or "q4". */
+WGX_C_API wgx_status wgx_speech_model_load(wgx_engine* engine, const char* path, const char* weights,
+                                           wgx_speech_model** out);
+WGX_C_API void wgx_speech_model_destroy(wgx_speech_model* model);
+/* An audio file (WAV, FLAC, Ogg), or mono 16 kHz samples in [-1, 1]. options NULL: defaults. */
+WGX_C_API wgx_status wgx_transcribe_file(wgx_speech_model* model, const char* path, const wgx_transcribe_options* options,
+                                         wgx_transcript** out);
+WGX_C_API wgx_status wgx_transcribe_samples(wgx_speech_model* model, const float* samples, size_t count,
+                                            const wgx_transcribe_options* options, wgx_transcript** out);
+/* The text, the language ("" for an English-only model), valid as long as the transcript. */
+WGX_C_API const char* wgx_transcript_text(const wgx_transcript* transcript);
+WGX_C_API const char* wgx_transcript_language(const wgx_transcript* transcript);
+WGX_C_API size_t wgx_transcript_segment_count(const wgx_transcript* transcript);
+/* Segment `index`: seconds from the audio's start and its text (valid as long as the transcript). */
+WGX_C_API wgx_status wgx_transcript_segment(const wgx_transcript* transcript, size_t index, double* start,
+                                            double* end, const char** text);
+WGX_C_API void wgx_transcript_destroy(wgx_transcript* transcript);
+
 /* ---- Session: one conversation ---- */
 typedef struct wgx_session_options {
   const char* system_prompt; /* chat: the system message; NULL: none */

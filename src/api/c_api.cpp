@@ -18,6 +18,14 @@ struct wgx_model {
   std::string description;   // ModelInfo::description, kept for wgx_model_description
 };
 
+struct wgx_speech_model {
+  wgx::SpeechModel model;
+};
+
+struct wgx_transcript {
+  wgx::Transcript transcript;
+};
+
 struct wgx_session {
   wgx::Session session;
 };
@@ -149,6 +157,16 @@ wgx::LoadOptions load_options(const wgx_load_options* options) {
   }
   return o;
 }
+wgx::TranscribeOptions transcribe_options(const wgx_transcribe_options* options) {
+  wgx::TranscribeOptions o;
+  if (!options) return o;
+  if (options->language) o.language = options->language;
+  o.translate = options->translate != 0;
+  o.timestamps = options->timestamps != 0;
+  o.max_new_tokens = options->max_new_tokens;
+  return o;
+}
+
 }  // namespace
 
 extern "C" {
@@ -209,6 +227,63 @@ wgx_status wgx_model_load(wgx_engine* engine, const char* path, const wgx_load_o
   });
 }
 
+
+wgx_status wgx_speech_model_load(wgx_engine* engine, const char* path, const char* weights, wgx_speech_model** out) {
+  return guarded([&] {
+    require(out != nullptr, "wgx_speech_model_load: out is NULL");
+    *out = nullptr;
+    require(path != nullptr, "wgx_speech_model_load: path is NULL");
+    wgx::SpeechLoadOptions o;
+    if (weights) {
+      const std::string w = weights;
+      require(w == "f32" || w == "q4", "weights: choose f32 or q4");
+      o.weights = w == "q4" ? wgx::WeightFormat::Q4 : wgx::WeightFormat::F32;
+    }
+    const wgx::Engine e = engine ? engine->engine : wgx::Engine();
+    *out = new wgx_speech_model{wgx::SpeechModel::load(e, path, o)};
+  });
+}
+
+void wgx_speech_model_destroy(wgx_speech_model* model) { delete model; }
+
+
+wgx_status wgx_transcribe_file(wgx_speech_model* model, const char* path, const wgx_transcribe_options* options,
+                               wgx_transcript** out) {
+  return guarded([&] {
+    require(out != nullptr, "wgx_transcribe_file: out is NULL");
+    *out = nullptr;
+    require(model && path, "wgx_transcribe_file: model and path must not be NULL");
+    *out = new wgx_transcript{model->model.transcribe_file(path, transcribe_options(options))};
+  });
+}
+
+wgx_status wgx_transcribe_samples(wgx_speech_model* model, const float* samples, size_t count,
+                                  const wgx_transcribe_options* options, wgx_transcript** out) {
+  return guarded([&] {
+    require(out != nullptr, "wgx_transcribe_samples: out is NULL");
+    *out = nullptr;
+    require(model != nullptr, "wgx_transcribe_samples: model is NULL");
+    require(samples || count == 0, "wgx_transcribe_samples: samples is NULL but count is not 0");
+    *out = new wgx_transcript{model->model.transcribe(std::span<const float>(samples, count), transcribe_options(options))};
+  });
+}
+
+const char* wgx_transcript_text(const wgx_transcript* t) { return t ? t->transcript.text.c_str() : ""; }
+const char* wgx_transcript_language(const wgx_transcript* t) { return t ? t->transcript.language.c_str() : ""; }
+size_t wgx_transcript_segment_count(const wgx_transcript* t) { return t ? t->transcript.segments.size() : 0; }
+
+wgx_status wgx_transcript_segment(const wgx_transcript* t, size_t index, double* start, double* end, const char** text) {
+  return guarded([&] {
+    require(t != nullptr, "wgx_transcript_segment: transcript is NULL");
+    require(index < t->transcript.segments.size(), "wgx_transcript_segment: index is past the last segment");
+    const wgx::TranscriptSegment& s = t->transcript.segments[index];
+    if (start) *start = s.start;
+    if (end) *end = s.end;
+    if (text) *text = s.text.c_str();
+  });
+}
+
+void wgx_transcript_destroy(wgx_transcript* t) { delete t; }
 
 wgx_status wgx_model_stream_begin(wgx_engine* engine, const wgx_load_options* options, const char* name,
                                   wgx_model_stream** out) {

@@ -113,6 +113,40 @@ int main(void) {
 
   wgx_session_destroy(session);
   wgx_model_destroy(model);
+
+  /* Speech: the tiny random Whisper on its sample WAV; text and segments, bad input. The text is
+   * the file's greedy transcript, which the command-line and speech tests compare with
+   * transformers'; here it must equal the samples' transcript. */
+  wgx_speech_model* speech = NULL;
+  CHECK(wgx_speech_model_load(engine, WGX_TINY_WHISPER, "f16", &speech) == WGX_ERROR_BAD_ARGUMENT && speech == NULL);
+  CHECK(wgx_speech_model_load(engine, WGX_DEMO_MODEL, NULL, &speech) == WGX_ERROR_INVALID_MODEL);
+  CHECK(wgx_speech_model_load(engine, WGX_TINY_WHISPER, NULL, &speech) == WGX_OK && speech != NULL);
+  wgx_transcribe_options to = {0};
+  to.language = "en";
+  to.max_new_tokens = 6;
+  wgx_transcript* tr = NULL;
+  CHECK(wgx_transcribe_file(speech, WGX_TINY_WHISPER "/sample.wav", &to, &tr) == WGX_OK && tr != NULL);
+  CHECK(strcmp(wgx_transcript_language(tr), "en") == 0);
+  CHECK(wgx_transcript_segment_count(tr) == 1);
+  double start = -1, end = -1;
+  const char* seg = NULL;
+  CHECK(wgx_transcript_segment(tr, 0, &start, &end, &seg) == WGX_OK && start == 0 && end > 4.4 && end < 4.6);
+  CHECK(seg != NULL && strcmp(seg, wgx_transcript_text(tr)) == 0);
+  CHECK(wgx_transcript_segment(tr, 1, &start, &end, &seg) == WGX_ERROR_BAD_ARGUMENT);
+  float silence[16000] = {0};
+  wgx_transcript* quiet = NULL;
+  CHECK(wgx_transcribe_samples(speech, silence, 16000, &to, &quiet) == WGX_OK && quiet != NULL);
+  wgx_transcript* none = NULL;
+  CHECK(wgx_transcribe_samples(speech, silence, 0, &to, &none) == WGX_ERROR_BAD_ARGUMENT && none == NULL);
+  CHECK(wgx_transcribe_file(speech, WGX_DEMO_MODEL "/config.json", &to, &none) == WGX_ERROR_BAD_ARGUMENT);
+  CHECK(none == NULL && strstr(wgx_last_error(), "config.json") != NULL);
+  to.language = "xx";
+  CHECK(wgx_transcribe_samples(speech, silence, 16000, &to, &none) == WGX_ERROR_BAD_ARGUMENT && none == NULL);
+  wgx_transcript_destroy(tr);
+  wgx_transcript_destroy(quiet);
+  wgx_speech_model_destroy(speech);
+  wgx_transcript_destroy(NULL);
+  wgx_speech_model_destroy(NULL);
   wgx_engine_destroy(engine);
   wgx_session_destroy(NULL);
   wgx_model_destroy(NULL);
