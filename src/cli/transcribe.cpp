@@ -17,12 +17,13 @@ namespace wgx::cli {
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: wgx transcribe --model PATH FILE [options]
+constexpr const char* kUsage = R"(usage: wgx transcribe --model PATH FILE... [options]
 
-The text of an audio file (WAV, FLAC or Ogg; any rate and channels; '-' reads stdin) by a Whisper
+The text of audio files (WAV, FLAC or Ogg; any rate and channels; '-' reads stdin) by a Whisper
 model (a Hugging Face folder of WhisperForConditionalGeneration), decoded greedily in 30 s windows. Prints the
 text on stdout (with --timestamps, a line per segment: [start --> end] text); progress per
-window and timings on stderr.
+window and timings on stderr. The model loads once for all the files; with more than one, each
+file's text follows a line "==> FILE <==", and --json writes one object a line, with "file".
 
   --model PATH        the Whisper folder
   --language L        the spoken language ("en", "de", ...; default: detected)
@@ -32,7 +33,7 @@ window and timings on stderr.
   --weights W         f32 (default) or q4 (the products of the encoder and decoder)
   --raw               FILE (or stdin) is raw PCM: signed 16-bit little-endian, mono, 16 kHz
                       (what `ffmpeg -i IN -f s16le -ac 1 -ar 16000 -` writes)
-  --json              one JSON object on stdout instead
+  --json              a JSON object on stdout instead
   --profile           then the encoder's GPU time per kind of op on the last window (stderr;
                       needs timestamp queries: a GPU adapter)
 
@@ -57,6 +58,47 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("transcribe: cannot read " + path);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Transcript transcribe_one(const SpeechModel& m, const std::string& file, bool raw, const std::vector<uint8_t>& bytes,
+                          const TranscribeOptions& o) {
+  if (raw) {
+    if (bytes.size() % 2 != 0) throw std::invalid_argument("transcribe: " + file + ": raw PCM with an odd number of bytes");
+    std::vector<float> samples(bytes.size() / 2);
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+      samples[i] = static_cast<float>(v) / 32768.0f;
+    }
+    return m.transcribe(samples, o);
+  }
+  if (file == "-") return m.transcribe_file_bytes(bytes, o);
+  return m.transcribe_file(file, o);
+}
+
+// One file's transcript on stdout. `file` is empty when it is the only one: then the output has
+// no name in it, as before several files were accepted.
+void print_transcript(const Transcript& t, const std::string& file, bool json, bool timestamps) {
+  if (json) {
+    nlohmann::json segs = nlohmann::json::array();
+    for (const TranscriptSegment& s : t.segments) segs.push_back({{"start", s.start}, {"end", s.end}, {"text", s.text}});
+    nlohmann::json out = {{"text", t.text}, {"language", t.language}, {"segments", segs},
+                          {"audio_seconds", t.audio_seconds}, {"seconds", t.seconds}, {"windows", t.windows},
+                          {"tokens", t.tokens}, {"encode_seconds", t.encode_seconds},
+                          {"decode_seconds", t.decode_seconds}};
+    if (!file.empty()) out["file"] = file;
+    std::puts(out.dump(file.empty() ? 2 : -1).c_str());
+    std::fflush(stdout);
+    return;
+  }
+  if (!file.empty()) std::printf("==> %s <==\n", file.c_str());
+  if (timestamps) {
+    for (const TranscriptSegment& s : t.segments) {
+      std::printf("[%s --> %s] %s\n", clock(s.start).c_str(), clock(s.end).c_str(), trimmed(s.text).c_str());
+    }
+  } else {
+    std::printf("%s\n", trimmed(t.text).c_str());
+  }
+  std::fflush(stdout);
 }
 
 // The encoder's dispatches grouped by what they do: the label without its layer ("layers.7.fc1"
@@ -95,7 +137,8 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       return 0;
     }
   }
-  std::string model, file;
+  std::string model;
+  std::vector<std::string> files;
   SpeechLoadOptions load;
   TranscribeOptions o;
   bool json = false, profile = false, raw = false;
@@ -125,18 +168,25 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       profile = true;
     } else if (args.take("--raw")) {
       raw = true;
-    } else if (file.empty() && (args.current() == "-" || args.current().rfind("-", 0) != 0)) {
-      file = args.current();
+    } else if (args.current() == "-" || args.current().rfind("-", 0) != 0) {
+      files.push_back(args.current());
       args.skip();
     } else {
       args.unknown();
     }
   }
   if (model.empty()) throw std::invalid_argument("transcribe: name the Whisper model folder with --model PATH");
-  if (file.empty()) throw std::invalid_argument("transcribe: name the audio file (FILE, or - for stdin)");
-  // Read before loading the model: a missing file fails at once.
-  std::vector<uint8_t> bytes;
-  if (file == "-" || raw) bytes = read_bytes(file);
+  if (files.empty()) throw std::invalid_argument("transcribe: name the audio file (FILE, or - for stdin)");
+  if (std::count(files.begin(), files.end(), "-") > 1) throw std::invalid_argument("transcribe: stdin ('-') named twice");
+  // Missing files fail before the model loads; stdin and raw PCM are read now.
+  std::map<std::string, std::vector<uint8_t>> bytes;
+  for (const std::string& file : files) {
+    if (file == "-" || raw) {
+      bytes[file] = read_bytes(file);
+    } else if (!std::ifstream(file, std::ios::binary)) {
+      throw std::invalid_argument("transcribe: cannot read " + file);
+    }
+  }
 
   const Engine engine = make_engine(global);
   const SpeechModel m = SpeechModel::load(engine, model, load);
@@ -149,46 +199,31 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
     std::fprintf(stderr, "%swgx: %s of %s transcribed%s", terminal ? "\r" : "", clock(done).c_str(),
                  clock(total).c_str(), terminal ? "" : "\n");
   };
-  Transcript t;
-  if (raw) {
-    if (bytes.size() % 2 != 0) throw std::invalid_argument("transcribe: " + file + ": raw PCM with an odd number of bytes");
-    std::vector<float> samples(bytes.size() / 2);
-    for (size_t i = 0; i < samples.size(); ++i) {
-      const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
-      samples[i] = static_cast<float>(v) / 32768.0f;
+  bool failed = false;
+  for (const std::string& file : files) {
+    Transcript t;
+    try {
+      t = transcribe_one(m, file, raw, bytes[file], o);
+    } catch (const Error& e) {
+      // One bad file among several costs only its own text: the others are still transcribed.
+      if (files.size() == 1 || e.kind() != ErrorKind::BadArgument) throw;
+      std::fprintf(stderr, "%swgx: %s\n", terminal ? "\n" : "", e.what());
+      if (json) std::puts(nlohmann::json({{"file", file}, {"error", e.what()}}).dump().c_str());
+      failed = true;
+      continue;
     }
-    t = m.transcribe(samples, o);
-  } else if (file == "-") {
-    t = m.transcribe_file_bytes(bytes, o);
-  } else {
-    t = m.transcribe_file(file, o);
+    if (terminal) std::fputs("\n", stderr);
+    std::fprintf(stderr, "wgx: %s%.1f s of audio in %.2f s (real-time factor %.3f), %lld window%s, %lld tokens%s%s\n",
+                 files.size() > 1 ? (file + ": ").c_str() : "", t.audio_seconds, t.seconds,
+                 t.seconds / std::max(t.audio_seconds, 1e-9), static_cast<long long>(t.windows),
+                 t.windows == 1 ? "" : "s", static_cast<long long>(t.tokens), t.language.empty() ? "" : ", language ",
+                 t.language.c_str());
+    std::fprintf(stderr, "wgx: encoder %.3f s, decoder %.3f s (%.2f ms a token)\n", t.encode_seconds, t.decode_seconds,
+                 1000 * t.decode_seconds / static_cast<double>(std::max<int64_t>(t.tokens, 1)));
+    if (profile) print_encoder_profile(m);
+    print_transcript(t, files.size() > 1 ? file : "", json, o.timestamps);
   }
-  if (terminal) std::fputs("\n", stderr);
-  std::fprintf(stderr, "wgx: %.1f s of audio in %.2f s (real-time factor %.3f), %lld window%s, %lld tokens%s%s\n",
-               t.audio_seconds, t.seconds, t.seconds / std::max(t.audio_seconds, 1e-9),
-               static_cast<long long>(t.windows), t.windows == 1 ? "" : "s", static_cast<long long>(t.tokens),
-               t.language.empty() ? "" : ", language ", t.language.c_str());
-  std::fprintf(stderr, "wgx: encoder %.3f s, decoder %.3f s (%.2f ms a token)\n", t.encode_seconds, t.decode_seconds,
-               1000 * t.decode_seconds / static_cast<double>(std::max<int64_t>(t.tokens, 1)));
-  if (profile) print_encoder_profile(m);
-  if (json) {
-    nlohmann::json segs = nlohmann::json::array();
-    for (const TranscriptSegment& s : t.segments) segs.push_back({{"start", s.start}, {"end", s.end}, {"text", s.text}});
-    const nlohmann::json out = {{"text", t.text}, {"language", t.language}, {"segments", segs},
-                                {"audio_seconds", t.audio_seconds}, {"seconds", t.seconds}, {"windows", t.windows},
-                                {"tokens", t.tokens},
-                                {"encode_seconds", t.encode_seconds}, {"decode_seconds", t.decode_seconds}};
-    std::puts(out.dump(2).c_str());
-    return 0;
-  }
-  if (o.timestamps) {
-    for (const TranscriptSegment& s : t.segments) {
-      std::printf("[%s --> %s] %s\n", clock(s.start).c_str(), clock(s.end).c_str(), trimmed(s.text).c_str());
-    }
-  } else {
-    std::printf("%s\n", trimmed(t.text).c_str());
-  }
-  return 0;
+  return failed ? 2 : 0;
 }
 
 }  // namespace wgx::cli
