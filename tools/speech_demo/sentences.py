@@ -1,7 +1,8 @@
 """Short sentences for the demo speech model, from the fortunes that Debian's `fortunes` and
 `fortunes-min` ship (the demo language model's corpus, tools/demo_model/prepare_text.py): each
 fortune split into sentences of 3 to 24 words, kept where they are plain ASCII words and
-punctuation, so that espeak-ng reads them as written. Prints how many; the last 2% (by a seeded
+punctuation without digits (espeak-ng reads "40" as "forty": the text would not say what is
+heard), so that espeak-ng reads them as written; a dash is a comma, attributions ("-- Name") go. Prints how many; the last 2% (by a seeded
 shuffle) are the held-out set.
 
     python3 tools/speech_demo/sentences.py OUT_DIR [/usr/share/games/fortunes]
@@ -15,7 +16,7 @@ import re
 import sys
 
 SKIP = {"art", "ascii-art", "off"}
-ALLOWED = re.compile(r"^[A-Za-z0-9 ,.;:'?!\-]+$")
+ALLOWED = re.compile(r"^[A-Za-z ,.;:'?!\-]+$")
 
 
 ABBREVIATIONS = {"mr.", "mrs.", "ms.", "dr.", "st.", "jr.", "sr.", "vs.", "etc.", "e.g.", "i.e.", "prof.", "gen.", "col."}
@@ -43,9 +44,11 @@ def sentences(root):
         with open(path, encoding="utf-8", errors="replace") as f:
             for piece in f.read().split("\n%\n"):
                 text = " ".join(piece.replace("%", " ").split())
+                text = re.sub(r"\s*--\s*[A-Z][^.?!]*$", "", text)  # a trailing attribution
+                text = re.sub(r"\s*--+\s*", ", ", text)
                 for s in split_sentences(text):
                     words = s.split()
-                    if 3 <= len(words) <= 24 and ALLOWED.match(s) and any(c.isalpha() for c in s):
+                    if 3 <= len(words) <= 24 and ALLOWED.match(s) and s[0].isalpha():
                         out.append(s)
     return sorted(set(out))
 
