@@ -459,6 +459,24 @@ case "$case_name" in
     expect_err "it takes transcribe or translate"
     run 4 "$wgx" transcribe --model "$tmp/none" "$dir/sample.wav"
     expect_err "$tmp/none: not a folder" ;;
+  transcribe_demo)
+    # The demo speech model (models/speech) on two held-out espeak-ng sentences and a file that is
+    # not audio, in one run: each text is transformers' greedy text for that file
+    # (reference.json), and the bad file costs only its own text (an error object; exit 2).
+    data="$root/tests/models/data/speech_demo"
+    run 2 "$wgx" transcribe --model "$root/models/speech" "$data/0_000.wav" "$root/README.md" \
+      "$root/models/speech/sample.wav" --json
+    expect_err "README.md': not an audio file"
+    python3 - "$tmp/out" "$data/reference.json" <<'PY' || fail "the transcripts are not transformers' (reference.json)"
+import json, sys
+got = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+ref = json.load(open(sys.argv[2]))
+assert len(got) == 3, got
+assert got[1]["file"].endswith("README.md") and "not an audio file" in got[1]["error"], got[1]
+for g, path, text in zip([got[0], got[2]], ref["files"], ref["transformers"]):
+    assert g["file"].endswith(path) and g["text"] == text, (g["text"], text)
+PY
+    ;;
   run_missing_model)
     # A model that is not there is a model that cannot be used (exit 4), said plainly.
     run 4 "$wgx" run --model "$tmp/none" -p "x"
