@@ -134,9 +134,8 @@ wgx::LoadOptions load_options(const std::optional<std::string>& weights, const s
 // Runs `load` (a model load or a conversion) with the GIL released, calling `on_progress` (a Python
 // callable or None) with the GIL held as the load goes on. An exception that the callable raises
 // ends the load and propagates as itself; so does Ctrl-C.
-template <typename T>
-T with_progress(wgx::LoadOptions& options, const py::object& on_progress,
-                const std::function<T(const wgx::LoadOptions&)>& load) {
+template <typename T, typename Options, typename Load>
+T with_progress(Options& options, const py::object& on_progress, const Load& load) {
   // The model keeps a copy of the callback after the load: the state it points at outlives the
   // call, and the callback does nothing once the call has returned.
   struct State {
@@ -170,6 +169,45 @@ T with_progress(wgx::LoadOptions& options, const py::object& on_progress,
   state->active = false;
   if (state->raised) std::rethrow_exception(std::exchange(state->raised, nullptr));
   return std::move(*out);
+}
+
+// ---- Speech -----------------------------------------------------------------------------------------
+
+wgx::TranscribeOptions transcribe_options(const std::optional<std::string>& language, const std::string& task,
+                                          bool timestamps, int64_t max_new_tokens) {
+  if (task != "transcribe" && task != "translate") {
+    bad_argument("task must be \"transcribe\" or \"translate\", not \"" + task + "\"");
+  }
+  if (max_new_tokens < 0) bad_argument("max_new_tokens must be >= 0 (0: the model's default)");
+  wgx::TranscribeOptions o;
+  o.language = language.value_or("");
+  o.translate = task == "translate";
+  o.timestamps = timestamps;
+  o.max_new_tokens = max_new_tokens;
+  return o;
+}
+
+// 16 kHz mono samples from a float32 buffer (a numpy array, array.array("f")) without a copy, or
+// from any sequence of numbers.
+wgx::Transcript transcribe_samples(const wgx::SpeechModel& model, const py::object& samples,
+                                   const wgx::TranscribeOptions& o) {
+  if (py::isinstance<py::buffer>(samples) && !py::isinstance<py::bytes>(samples)) {
+    const py::buffer_info b = py::reinterpret_borrow<py::buffer>(samples).request();
+    if (b.format == py::format_descriptor<float>::format() && b.ndim == 1 &&
+        (b.shape[0] <= 1 || b.strides[0] == static_cast<py::ssize_t>(sizeof(float)))) {
+      const std::span<const float> view(static_cast<const float*>(b.ptr), static_cast<size_t>(b.shape[0]));
+      py::gil_scoped_release nogil;
+      return model.transcribe(view, o);
+    }
+  }
+  if (!py::isinstance<py::iterable>(samples) || py::isinstance<py::str>(samples) || py::isinstance<py::bytes>(samples)) {
+    throw py::type_error("samples must be a 1-D float32 buffer or a sequence of numbers (mono, 16 kHz, in [-1, 1]); "
+                         "for a file's bytes use transcribe_bytes");
+  }
+  std::vector<float> v;
+  for (const py::handle& x : samples) v.push_back(x.cast<float>());
+  py::gil_scoped_release nogil;
+  return model.transcribe(v, o);
 }
 
 // ---- Sessions and generations ----------------------------------------------------------------------
@@ -891,6 +929,104 @@ PYBIND11_MODULE(_wgx, m) {
           used = std::to_string(box.session.context_used());
         }
         return "<wgx.Session " + used + "/" + std::to_string(box.session.context_size()) + " tokens>";
+      });
+
+  // ---- Speech ----
+  py::class_<wgx::TranscriptSegment>(m, "TranscriptSegment", "A stretch of a transcript with its times.")
+      .def_readonly("start", &wgx::TranscriptSegment::start, "seconds from the audio's start")
+      .def_readonly("end", &wgx::TranscriptSegment::end, "seconds from the audio's start")
+      .def_property_readonly("text", [](const wgx::TranscriptSegment& s) { return utf8(s.text); })
+      .def("__repr__", [](const wgx::TranscriptSegment& s) {
+        char times[64];
+        std::snprintf(times, sizeof times, "%.2f-%.2f", s.start, s.end);
+        return "<wgx.TranscriptSegment " + std::string(times) + " " + quoted(s.text) + ">";
+      });
+  py::class_<wgx::Transcript>(m, "Transcript", "What transcribe() returns: the text, its segments and timings.")
+      .def_property_readonly("text", [](const wgx::Transcript& t) { return utf8(t.text); },
+                             "every segment's text, joined (Whisper's text starts with a space)")
+      .def_readonly("language", &wgx::Transcript::language, "given or detected; \"\" for an English-only model")
+      .def_readonly("segments", &wgx::Transcript::segments)
+      .def_readonly("windows", &wgx::Transcript::windows, "30 s windows decoded")
+      .def_readonly("tokens", &wgx::Transcript::tokens, "tokens generated, timestamps and end tokens included")
+      .def_readonly("audio_seconds", &wgx::Transcript::audio_seconds)
+      .def_readonly("seconds", &wgx::Transcript::seconds, "the transcription's wall time")
+      .def_readonly("encode_seconds", &wgx::Transcript::encode_seconds)
+      .def_readonly("decode_seconds", &wgx::Transcript::decode_seconds)
+      .def("__str__", [](const wgx::Transcript& t) { return utf8(t.text); })
+      .def("__repr__", [](const wgx::Transcript& t) { return "<wgx.Transcript " + quoted(t.text) + ">"; });
+  py::class_<wgx::SpeechModelInfo>(m, "SpeechModelInfo", "What a speech model is.")
+      .def_readonly("path", &wgx::SpeechModelInfo::path)
+      .def_readonly("adapter", &wgx::SpeechModelInfo::adapter)
+      .def_readonly("mel_bins", &wgx::SpeechModelInfo::mel_bins)
+      .def_readonly("encoder_layers", &wgx::SpeechModelInfo::encoder_layers)
+      .def_readonly("decoder_layers", &wgx::SpeechModelInfo::decoder_layers)
+      .def_readonly("d_model", &wgx::SpeechModelInfo::d_model)
+      .def_readonly("vocab_size", &wgx::SpeechModelInfo::vocab_size)
+      .def_readonly("languages", &wgx::SpeechModelInfo::languages, "empty for an English-only model")
+      .def_readonly("load_seconds", &wgx::SpeechModelInfo::load_seconds);
+  const char* transcribe_kwargs =
+      " language: \"en\", \"de\", ... (default: detected from the first window); task: \"transcribe\" or "
+      "\"translate\" (into English); timestamps: segments at the model's timestamp tokens; max_new_tokens: per "
+      "30 s window (0: half the decoder's positions).";
+  py::class_<wgx::SpeechModel>(m, "SpeechModel", "A Whisper model on the GPU: speech to text.")
+      .def(py::init([](const std::filesystem::path& path, const std::optional<std::string>& weights,
+                       const py::object& on_progress, const std::optional<wgx::Engine>& engine) {
+             wgx::SpeechLoadOptions o;
+             if (weights) {
+               if (*weights != "f32" && *weights != "q4") bad_argument("weights must be \"f32\" or \"q4\", not \"" + *weights + "\"");
+               o.weights = weight_format(*weights);
+             }
+             return with_progress<wgx::SpeechModel>(o, on_progress, [&](const wgx::SpeechLoadOptions& so) {
+               return wgx::SpeechModel::load(engine ? *engine : wgx::Engine(), path.string(), so);
+             });
+           }),
+           "Loads a Hugging Face Whisper folder (WhisperForConditionalGeneration). weights: \"f32\" (default) or "
+           "\"q4\" (the encoder's and decoder's products); on_progress: called with a LoadProgress; engine: the GPU "
+           "(default: a new one from the environment).",
+           py::arg("path"), py::kw_only(), py::arg("weights") = py::none(), py::arg("on_progress") = py::none(),
+           py::arg("engine") = py::none())
+      .def_static("is_speech_model", [](const std::filesystem::path& path) {
+        return wgx::SpeechModel::is_speech_model(path.string());
+      }, "Whether a folder's config.json names a Whisper model.", py::arg("path"))
+      .def(
+          "transcribe_file",
+          [](const wgx::SpeechModel& model, const std::filesystem::path& path, const std::optional<std::string>& language,
+             const std::string& task, bool timestamps, int64_t max_new_tokens) {
+            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens);
+            py::gil_scoped_release nogil;
+            return model.transcribe_file(path.string(), o);
+          },
+          (std::string("An audio file's text (WAV, FLAC or Ogg; any rate and channels).") + transcribe_kwargs).c_str(),
+          py::arg("path"), py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
+          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+      .def(
+          "transcribe_bytes",
+          [](const wgx::SpeechModel& model, const py::bytes& data, const std::optional<std::string>& language,
+             const std::string& task, bool timestamps, int64_t max_new_tokens) {
+            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens);
+            const std::string_view view = data;
+            py::gil_scoped_release nogil;
+            return model.transcribe_file_bytes(
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(view.data()), view.size()), o);
+          },
+          (std::string("The text of an audio file's bytes.") + transcribe_kwargs).c_str(), py::arg("data"),
+          py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
+          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+      .def(
+          "transcribe",
+          [](const wgx::SpeechModel& model, const py::object& samples, const std::optional<std::string>& language,
+             const std::string& task, bool timestamps, int64_t max_new_tokens) {
+            return transcribe_samples(model, samples, transcribe_options(language, task, timestamps, max_new_tokens));
+          },
+          (std::string("The text of mono samples at 16 kHz in [-1, 1]: a 1-D float32 buffer (numpy, array) or a "
+                       "sequence of numbers.") + transcribe_kwargs).c_str(),
+          py::arg("samples"), py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
+          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+      .def_property_readonly("info", &wgx::SpeechModel::info)
+      .def("__repr__", [](const wgx::SpeechModel& model) {
+        const wgx::SpeechModelInfo i = model.info();
+        return "<wgx.SpeechModel " + quoted(i.path) + " " + std::to_string(i.encoder_layers) + "+" +
+               std::to_string(i.decoder_layers) + " layers>";
       });
 
   // No generation may outlive the interpreter: they are cancelled and joined when it exits.

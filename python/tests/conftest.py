@@ -52,3 +52,21 @@ def greedy_cases():
     with open(GREEDY, encoding="utf-8") as f:
         return json.load(f)["cases"]
 
+
+
+SPEECH = os.environ.get("WGX_SPEECH_MODEL", str(ROOT / "models" / "speech"))
+SPEECH_REFERENCE = ROOT / "tests" / "models" / "data" / "speech_demo" / "reference.json"
+
+
+@pytest.fixture(scope="session")
+def speech(engine):
+    """The demo speech model (a small English-only Whisper)."""
+    return wgx.SpeechModel(SPEECH, engine=engine)
+
+
+@pytest.fixture(scope="session")
+def speech_reference():
+    """Held-out files and transformers' greedy transcripts of them."""
+    with open(SPEECH_REFERENCE, encoding="utf-8") as f:
+        ref = json.load(f)
+    return [(ROOT / path, text) for path, text in zip(ref["files"], ref["transformers"])]

@@ -9,6 +9,9 @@
     reply = s.chat("Hi!", max_tokens=64, temperature=0.7, seed=1)
     print(reply.text, reply.stop_reason, reply.stats.decode_tokens_per_second)
 
+    speech = wgx.SpeechModel("models/speech")       # a Whisper folder
+    print(speech.transcribe_file("models/speech/sample.wav").text)
+
 A Model loads a Hugging Face folder or a .wgx file onto the GPU; its sessions are conversations.
 generate() and chat() return a Generation that runs on a thread of its own: iterate it for the text
 as it streams, or read its text (which waits for the end). Every failure is a wgx.Error, of the
@@ -32,8 +35,12 @@ from ._wgx import (
     NoAdapterError,
     OutOfMemoryError,
     Session,
+    SpeechModel,
+    SpeechModelInfo,
     Stats,
     Tokenizer,
+    Transcript,
+    TranscriptSegment,
     convert,
     version,
 )
@@ -63,8 +70,12 @@ __all__ = [
     "NoAdapterError",
     "OutOfMemoryError",
     "Session",
+    "SpeechModel",
+    "SpeechModelInfo",
     "Stats",
     "Tokenizer",
+    "Transcript",
+    "TranscriptSegment",
     "convert",
     "version",
 ]

@@ -231,3 +231,58 @@ def convert(
     max_prefill: int = 512,
     on_progress: Optional[Callable[[LoadProgress], object]] = None,
 ) -> None: ...
+
+class TranscriptSegment:
+    start: float  # seconds from the audio's start
+    end: float
+    text: str
+
+class Transcript:
+    text: str  # every segment's text, joined (Whisper's text starts with a space)
+    language: str  # given or detected; "" for an English-only model
+    segments: list[TranscriptSegment]
+    windows: int  # 30 s windows decoded
+    tokens: int
+    audio_seconds: float
+    seconds: float
+    encode_seconds: float
+    decode_seconds: float
+
+class SpeechModelInfo:
+    path: str
+    adapter: str
+    mel_bins: int
+    encoder_layers: int
+    decoder_layers: int
+    d_model: int
+    vocab_size: int
+    languages: list[str]  # empty for an English-only model
+    load_seconds: float
+
+class SpeechModel:
+    def __init__(
+        self,
+        path: _Path,
+        *,
+        weights: Optional[str] = None,  # "f32" (default), "q4"
+        on_progress: Optional[Callable[[LoadProgress], object]] = None,
+        engine: Optional[Engine] = None,
+    ) -> None: ...
+    @staticmethod
+    def is_speech_model(path: _Path) -> bool: ...
+    # Options of every transcribe call: language ("en", ...; default detected), task ("transcribe"
+    # or "translate"), timestamps, max_new_tokens (per 30 s window; 0: the model's default).
+    def transcribe_file(
+        self, path: _Path, *, language: Optional[str] = None, task: str = "transcribe", timestamps: bool = False,
+        max_new_tokens: int = 0,
+    ) -> Transcript: ...
+    def transcribe_bytes(
+        self, data: bytes, *, language: Optional[str] = None, task: str = "transcribe", timestamps: bool = False,
+        max_new_tokens: int = 0,
+    ) -> Transcript: ...
+    def transcribe(
+        self, samples: Sequence[float], *, language: Optional[str] = None, task: str = "transcribe",
+        timestamps: bool = False, max_new_tokens: int = 0,
+    ) -> Transcript: ...  # mono, 16 kHz, in [-1, 1]; a 1-D float32 buffer is read without a copy
+    @property
+    def info(self) -> SpeechModelInfo: ...
