@@ -17,7 +17,7 @@ constexpr int64_t kWindowSamples = 30 * kRate;
 
 Transcriber::Transcriber(gpu::Context& gpu, const models::BuiltWhisper& model, tokenizer::Tokenizer tokenizer,
                          const runtime::RuntimeOptions& options)
-    : config_(model.config), tok_(std::move(tokenizer)) {
+    : gpu_(gpu), config_(model.config), tok_(std::move(tokenizer)) {
   encoder_ = std::make_unique<runtime::Program>(gpu, model.encoder, model.encoder_weights, options);
   decoder_ = std::make_unique<runtime::Program>(gpu, model.decoder, model.decoder_weights, options);
   if (const auto begin = config_.timestamp_begin(); begin && *begin < config_.vocab_size) {
@@ -34,6 +34,9 @@ void Transcriber::encode(std::span<const float> features) {
       encoder_->copy_to_state(name, *decoder_, name);
     }
   }
+  // The window's encoder time is its GPU work: without this wait it would land in the decoder's
+  // first step (one wait a window; the decoder's first read waits anyway).
+  gpu_.wait_idle();
 }
 
 std::vector<gpu::DispatchTiming> Transcriber::profile_encoder() {

@@ -89,6 +89,7 @@ class Transcriber {
   std::vector<float> step(std::span<const int32_t> tokens, int64_t pos);
   void check(const TranscribeOptions& options) const;
 
+  gpu::Context& gpu_;
   models::WhisperConfig config_;
   tokenizer::Tokenizer tok_;
   std::unique_ptr<runtime::Program> encoder_, decoder_;
