@@ -512,6 +512,22 @@ struct SpeechModelInfo {
   double load_seconds = 0;
 };
 
+class SpeechStream;
+
+// An audio file's samples as the speech models hear them: mono, 16 kHz, in [-1, 1]. WAV, FLAC or
+// Ogg, any rate and channels. BadArgument for a file that is not audio (the message says why).
+WGX_API std::vector<float> load_audio(const std::string& path);
+
+// How a stream (SpeechModel::stream) turns audio that arrives in pieces into text.
+struct SpeechStreamOptions {
+  // Seconds of new audio between two hypotheses. A word is final once two hypotheses in a row
+  // agree on it: it comes out one to two steps after it was spoken (plus a hypothesis's time).
+  double step = 1.0;
+  // Seconds of audio a hypothesis hears at most (2 to 29). Longer audio is cut at the quietest
+  // 0.1 s of the buffer's last 8 s; a word spoken across that point may be split or lost.
+  double max_buffer = 24.0;
+};
+
 class WGX_API SpeechModel {
  public:
   // Throws Error: InvalidModel for a folder that is not a usable Whisper checkpoint.
@@ -534,6 +550,10 @@ class WGX_API SpeechModel {
   // The same for mono samples at 16 kHz in [-1, 1].
   Transcript transcribe(std::span<const float> samples_16k, const TranscribeOptions& options = {}) const;
 
+  // A stream for audio that arrives in pieces. BadArgument for options it cannot follow
+  // (timestamps are not streamed).
+  SpeechStream stream(const TranscribeOptions& options = {}, const SpeechStreamOptions& stream = {}) const;
+
   SpeechModelInfo info() const;
 
   struct Impl;
@@ -542,6 +562,39 @@ class WGX_API SpeechModel {
   explicit SpeechModel(std::shared_ptr<Impl> impl);
   friend struct Internals;
   std::shared_ptr<Impl> impl_;
+};
+
+// Speech to text as the audio arrives (a microphone, a socket): push() samples as they come and
+// get back the words that became final. Whisper hears whole windows, so the stream keeps the
+// audio since its last cut and transcribes it again every `step` seconds; a word is final once
+// two hypotheses in a row agree on it and on every word before it. Where the audio is shorter
+// than max_buffer, the streamed text is the text of the whole audio at once unless the last
+// hypothesis changed a word already final (the final word stays). The text depends on the
+// samples only, not on how they were split into push() calls. A stream's calls take turns with
+// its model's other calls; it keeps the model alive.
+class WGX_API SpeechStream {
+ public:
+  // Mono samples at 16 kHz in [-1, 1] -> the text they made final (often ""). BadArgument for a
+  // sample that is not a finite number, and after finish().
+  std::string push(std::span<const float> samples_16k);
+  // The end of the audio: the text of what was left.
+  std::string finish();
+
+  std::string text() const;      // final so far, every piece push() and finish() returned
+  std::string language() const;  // given or detected; "" for an English-only model
+  double audio_seconds() const;  // pushed so far
+  int64_t windows() const;       // hypotheses decoded so far
+
+  SpeechStream(SpeechStream&&) noexcept;
+  SpeechStream& operator=(SpeechStream&&) noexcept;
+  ~SpeechStream();
+
+  struct Impl;
+
+ private:
+  explicit SpeechStream(std::unique_ptr<Impl> impl);
+  friend class SpeechModel;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace wgx

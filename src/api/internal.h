@@ -20,6 +20,7 @@
 #include "models/model.h"
 #include "runtime/program.h"
 #ifdef WGX_HAS_SPEECH
+#include "speech/stream.h"
 #include "speech/transcriber.h"
 #endif
 #include "tokenizer/tokenizer.h"
@@ -108,6 +109,11 @@ struct SpeechModel::Impl {
   std::unique_ptr<speech::Transcriber> transcriber;
   SpeechModelInfo info;
   std::mutex mutex;  // one transcription at a time: the programs hold one window's state
+};
+
+struct SpeechStream::Impl {
+  std::shared_ptr<SpeechModel::Impl> model;
+  std::unique_ptr<speech::Stream> stream;
 };
 #endif
 

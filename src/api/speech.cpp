@@ -1,6 +1,7 @@
 // wgx::SpeechModel over the speech layer (src/speech): a Whisper folder built into its encoder and
 // decoder programs, audio files decoded by the audio layer. The web build has neither (no
 // libsndfile there): its SpeechModel says so.
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -23,13 +24,18 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const TranscribeOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
+speech::TranscribeOptions speech_options(const TranscribeOptions& options) {
   speech::TranscribeOptions o;
   o.language = options.language;
   o.task = options.translate ? speech::Task::Translate : speech::Task::Transcribe;
   o.timestamps = options.timestamps;
   o.max_new_tokens = options.max_new_tokens;
+  return o;
+}
+
+Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const TranscribeOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const speech::TranscribeOptions o = speech_options(options);
   std::lock_guard lock(impl.mutex);
   const speech::Transcript r = impl.transcriber->transcribe(samples, o, options.on_progress);
   Transcript out;
@@ -84,6 +90,14 @@ SpeechModel SpeechModel::load(const Engine& engine, const std::string& path, con
 
 bool SpeechModel::is_speech_model(const std::string& path) { return models::is_whisper_folder(path); }
 
+std::vector<float> load_audio(const std::string& path) {
+  try {
+    return audio::load_audio(path).samples;
+  } catch (const audio::AudioError& e) {
+    throw Error(ErrorKind::BadArgument, e.what());
+  }
+}
+
 Transcript SpeechModel::transcribe_file(const std::string& audio_path, const TranscribeOptions& options) const {
   return translated(ErrorKind::BadArgument, [&] {
     audio::Audio a;
@@ -120,6 +134,38 @@ Transcript SpeechModel::transcribe(std::span<const float> samples_16k, const Tra
 
 SpeechModelInfo SpeechModel::info() const { return impl_->info; }
 
+SpeechStream SpeechModel::stream(const TranscribeOptions& options, const SpeechStreamOptions& stream) const {
+  return translated(ErrorKind::BadArgument, [&] {
+    speech::StreamOptions so;
+    so.step = stream.step;
+    so.max_buffer = stream.max_buffer;
+    so.cut_search = std::min(so.cut_search, stream.max_buffer / 2);
+    auto impl = std::make_unique<SpeechStream::Impl>();
+    impl->model = impl_;
+    impl->stream = std::make_unique<speech::Stream>(*impl_->transcriber, speech_options(options), so);
+    return SpeechStream(std::move(impl));
+  });
+}
+
+std::string SpeechStream::push(std::span<const float> samples_16k) {
+  return translated(ErrorKind::BadArgument, [&] {
+    std::lock_guard lock(impl_->model->mutex);
+    return impl_->stream->push(samples_16k);
+  });
+}
+
+std::string SpeechStream::finish() {
+  return translated(ErrorKind::BadArgument, [&] {
+    std::lock_guard lock(impl_->model->mutex);
+    return impl_->stream->finish();
+  });
+}
+
+std::string SpeechStream::text() const { return impl_->stream->text(); }
+std::string SpeechStream::language() const { return impl_->stream->language(); }
+double SpeechStream::audio_seconds() const { return impl_->stream->seconds(); }
+int64_t SpeechStream::windows() const { return impl_->stream->hypotheses(); }
+
 #else
 
 struct SpeechModel::Impl {};
@@ -136,8 +182,23 @@ Transcript SpeechModel::transcribe_file(const std::string&, const TranscribeOpti
 Transcript SpeechModel::transcribe(std::span<const float>, const TranscribeOptions&) const { unavailable(); }
 Transcript SpeechModel::transcribe_file_bytes(std::span<const uint8_t>, const TranscribeOptions&) const { unavailable(); }
 SpeechModelInfo SpeechModel::info() const { unavailable(); }
+SpeechStream SpeechModel::stream(const TranscribeOptions&, const SpeechStreamOptions&) const { unavailable(); }
+std::vector<float> load_audio(const std::string&) { unavailable(); }
+
+struct SpeechStream::Impl {};
+std::string SpeechStream::push(std::span<const float>) { unavailable(); }
+std::string SpeechStream::finish() { unavailable(); }
+std::string SpeechStream::text() const { unavailable(); }
+std::string SpeechStream::language() const { unavailable(); }
+double SpeechStream::audio_seconds() const { unavailable(); }
+int64_t SpeechStream::windows() const { unavailable(); }
 
 #endif
+
+SpeechStream::SpeechStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SpeechStream::SpeechStream(SpeechStream&&) noexcept = default;
+SpeechStream& SpeechStream::operator=(SpeechStream&&) noexcept = default;
+SpeechStream::~SpeechStream() = default;
 
 SpeechModel::SpeechModel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SpeechModel::SpeechModel(const SpeechModel&) = default;

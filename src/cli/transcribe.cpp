@@ -1,5 +1,9 @@
 // wgx transcribe: speech to text with a Whisper folder, through wgx::SpeechModel.
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -34,6 +38,10 @@ file's text follows a line "==> FILE <==", and --json writes one object a line, 
   --raw               FILE (or stdin) is raw PCM: signed 16-bit little-endian, mono, 16 kHz
                       (what `ffmpeg -i IN -f s16le -ac 1 -ar 16000 -` writes)
   --json              a JSON object on stdout instead
+  --stream            print the text as it becomes final, the audio read as it arrives: one
+                      input, raw PCM (--raw) from stdin or a file as it is written, or an audio
+                      file read in pieces; a word comes out once two hypotheses agree on it
+  --step S            with --stream: seconds of audio between hypotheses (default 1)
   --profile           then the encoder's GPU time per kind of op on the last window (stderr;
                       needs timestamp queries: a GPU adapter)
 
@@ -128,6 +136,54 @@ void print_encoder_profile(const SpeechModel& m) {
   }
 }
 
+// --stream: the input read as it arrives, each final piece of text printed at once.
+int run_stream(const SpeechModel& m, const std::string& file, bool raw, const TranscribeOptions& o,
+               const SpeechStreamOptions& so) {
+  SpeechStream s = m.stream(o, so);
+  bool started = false;
+  const auto print = [&](const std::string& piece) {
+    if (piece.empty()) return;
+    std::fputs(started ? piece.c_str() : trimmed(piece).c_str(), stdout);
+    std::fflush(stdout);
+    started = true;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  if (raw) {
+    // 0.1 s of PCM at a time; a sample split between two reads waits for its second byte.
+    const int fd = file == "-" ? STDIN_FILENO : ::open(file.c_str(), O_RDONLY);
+    if (fd < 0) throw std::invalid_argument("transcribe: cannot read " + file);
+    std::vector<uint8_t> bytes(1 + 3200);
+    size_t have = 0;  // 0, or 1: the first byte of a sample the last read split
+    for (;;) {
+      const ssize_t n = ::read(fd, bytes.data() + have, 3200);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      have += static_cast<size_t>(n);
+      std::vector<float> samples(have / 2);
+      for (size_t i = 0; i < samples.size(); ++i) {
+        const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+        samples[i] = static_cast<float>(v) / 32768.0f;
+      }
+      if (have % 2 != 0) bytes[0] = bytes[have - 1];
+      have %= 2;
+      print(s.push(samples));
+    }
+    if (fd != STDIN_FILENO) ::close(fd);
+    if (have != 0) throw std::invalid_argument("transcribe: " + file + ": raw PCM with an odd number of bytes");
+  } else {
+    const std::vector<float> samples = load_audio(file);
+    for (size_t at = 0; at < samples.size(); at += 1600) {
+      print(s.push(std::span<const float>(samples).subspan(at, std::min<size_t>(1600, samples.size() - at))));
+    }
+  }
+  print(s.finish());
+  std::fputs("\n", stdout);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "wgx: streamed %.1f s of audio in %.2f s, %lld hypotheses (a step of %.2f s)\n",
+               s.audio_seconds(), seconds, static_cast<long long>(s.windows()), so.step);
+  return 0;
+}
+
 }  // namespace
 
 int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& argv) {
@@ -141,7 +197,8 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   std::vector<std::string> files;
   SpeechLoadOptions load;
   TranscribeOptions o;
-  bool json = false, profile = false, raw = false;
+  bool json = false, profile = false, raw = false, stream = false;
+  SpeechStreamOptions stream_options;
   ArgWalker args("transcribe", argv);
   while (!args.done()) {
     if (args.take("--model", "-m")) {
@@ -168,6 +225,10 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       profile = true;
     } else if (args.take("--raw")) {
       raw = true;
+    } else if (args.take("--stream")) {
+      stream = true;
+    } else if (args.take("--step")) {
+      stream_options.step = parse_number("--step", args.value(), 0.05, 29);
     } else if (args.current() == "-" || args.current().rfind("-", 0) != 0) {
       files.push_back(args.current());
       args.skip();
@@ -178,6 +239,18 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   if (model.empty()) throw std::invalid_argument("transcribe: name the Whisper model folder with --model PATH");
   if (files.empty()) throw std::invalid_argument("transcribe: name the audio file (FILE, or - for stdin)");
   if (std::count(files.begin(), files.end(), "-") > 1) throw std::invalid_argument("transcribe: stdin ('-') named twice");
+  if (stream) {
+    if (files.size() != 1) throw std::invalid_argument("transcribe: --stream takes one input");
+    if (json || o.timestamps || profile) {
+      throw std::invalid_argument("transcribe: --stream prints plain text (no --json, --timestamps or --profile)");
+    }
+    if (files[0] == "-" && !raw) throw std::invalid_argument("transcribe: --stream from stdin takes raw PCM (--raw)");
+    if (files[0] != "-" && !std::ifstream(files[0], std::ios::binary)) {
+      throw std::invalid_argument("transcribe: cannot read " + files[0]);
+    }
+    const Engine engine = make_engine(global);
+    return run_stream(SpeechModel::load(engine, model, load), files[0], raw, o, stream_options);
+  }
   // Missing files fail before the model loads; stdin and raw PCM are read now.
   std::map<std::string, std::vector<uint8_t>> bytes;
   for (const std::string& file : files) {

@@ -72,7 +72,10 @@ class Transcriber {
   Transcript transcribe(std::span<const float> samples, const TranscribeOptions& options,
                         const TranscribeProgress& progress = {});
 
-  // The steps of one window, for tests. encode(): features [n_mels, 3000] into the encoder and
+  // std::invalid_argument for options the model cannot follow.
+  void check(const TranscribeOptions& options) const;
+
+  // The steps of one window (for tests and streams). encode(): features [n_mels, 3000] into the encoder and
   // its keys and values into the decoder's state. detect_language(): the language token likeliest
   // after <|startoftranscript|> ("en"). prompt(): the window's first tokens. generate(): greedy
   // tokens after `prompt`, up to and with <|endoftext|>.
@@ -87,7 +90,6 @@ class Transcriber {
  private:
   // The last position's logits after feeding `tokens` at `pos`.
   std::vector<float> step(std::span<const int32_t> tokens, int64_t pos);
-  void check(const TranscribeOptions& options) const;
 
   gpu::Context& gpu_;
   models::WhisperConfig config_;

@@ -476,6 +476,21 @@ assert got[1]["file"].endswith("README.md") and "not an audio file" in got[1]["e
 for g, path, text in zip([got[0], got[2]], ref["files"], ref["transformers"]):
     assert g["file"].endswith(path) and g["text"] == text, (g["text"], text)
 PY
+    # --stream: a step longer than the sample makes one hypothesis of the whole audio, from the
+    # file and from raw PCM on stdin (the WAV's 44-byte header cut off): transformers' text.
+    text=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["transformers"][1].strip())' "$data/reference.json")
+    run 0 "$wgx" transcribe --model "$root/models/speech" "$root/models/speech/sample.wav" --stream --step 5
+    [ "$(cat "$tmp/out")" = "$text" ] || fail "the streamed text is not transformers'"
+    expect_err "^wgx: streamed 4.2 s of audio in [0-9.]* s, 1 hypotheses (a step of 5.00 s)$"
+    tail -c +45 "$root/models/speech/sample.wav" >"$tmp/sample.raw"
+    run 0 "$wgx" transcribe --model "$root/models/speech" --stream --step 5 --raw - <"$tmp/sample.raw"
+    [ "$(cat "$tmp/out")" = "$text" ] || fail "the text streamed from stdin is not transformers'"
+    run 2 "$wgx" transcribe --model "$root/models/speech" - --stream <"$root/models/speech/sample.wav"
+    expect_err "stream from stdin takes raw PCM"
+    run 2 "$wgx" transcribe --model "$root/models/speech" "$data/0_000.wav" "$data/0_000.wav" --stream
+    expect_err "stream takes one input"
+    run 2 "$wgx" transcribe --model "$root/models/speech" "$data/0_000.wav" --stream --timestamps
+    expect_err "stream prints plain text"
     ;;
   run_missing_model)
     # A model that is not there is a model that cannot be used (exit 4), said plainly.
