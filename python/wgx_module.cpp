@@ -187,17 +187,15 @@ wgx::TranscribeOptions transcribe_options(const std::optional<std::string>& lang
   return o;
 }
 
-// 16 kHz mono samples from a float32 buffer (a numpy array, array.array("f")) without a copy, or
-// from any sequence of numbers.
-wgx::Transcript transcribe_samples(const wgx::SpeechModel& model, const py::object& samples,
-                                   const wgx::TranscribeOptions& o) {
+// 16 kHz mono samples from a float32 buffer (a numpy array, array.array("f")) or any sequence of
+// numbers, copied.
+std::vector<float> float_samples(const py::object& samples) {
   if (py::isinstance<py::buffer>(samples) && !py::isinstance<py::bytes>(samples)) {
     const py::buffer_info b = py::reinterpret_borrow<py::buffer>(samples).request();
     if (b.format == py::format_descriptor<float>::format() && b.ndim == 1 &&
         (b.shape[0] <= 1 || b.strides[0] == static_cast<py::ssize_t>(sizeof(float)))) {
-      const std::span<const float> view(static_cast<const float*>(b.ptr), static_cast<size_t>(b.shape[0]));
-      py::gil_scoped_release nogil;
-      return model.transcribe(view, o);
+      const auto* p = static_cast<const float*>(b.ptr);
+      return std::vector<float>(p, p + b.shape[0]);
     }
   }
   if (!py::isinstance<py::iterable>(samples) || py::isinstance<py::str>(samples) || py::isinstance<py::bytes>(samples)) {
@@ -206,8 +204,7 @@ wgx::Transcript transcribe_samples(const wgx::SpeechModel& model, const py::obje
   }
   std::vector<float> v;
   for (const py::handle& x : samples) v.push_back(x.cast<float>());
-  py::gil_scoped_release nogil;
-  return model.transcribe(v, o);
+  return v;
 }
 
 // ---- Sessions and generations ----------------------------------------------------------------------
@@ -1016,18 +1013,60 @@ PYBIND11_MODULE(_wgx, m) {
           "transcribe",
           [](const wgx::SpeechModel& model, const py::object& samples, const std::optional<std::string>& language,
              const std::string& task, bool timestamps, int64_t max_new_tokens) {
-            return transcribe_samples(model, samples, transcribe_options(language, task, timestamps, max_new_tokens));
+            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens);
+            const std::vector<float> v = float_samples(samples);
+            py::gil_scoped_release nogil;
+            return model.transcribe(v, o);
           },
           (std::string("The text of mono samples at 16 kHz in [-1, 1]: a 1-D float32 buffer (numpy, array) or a "
                        "sequence of numbers.") + transcribe_kwargs).c_str(),
           py::arg("samples"), py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
           py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+      .def(
+          "stream",
+          [](const wgx::SpeechModel& model, const std::optional<std::string>& language, const std::string& task,
+             int64_t max_new_tokens, double step, double max_buffer) {
+            wgx::SpeechStreamOptions so;
+            so.step = step;
+            so.max_buffer = max_buffer;
+            return model.stream(transcribe_options(language, task, false, max_new_tokens), so);
+          },
+          "A SpeechStream for audio that arrives in pieces. step: seconds of audio between two hypotheses (a word "
+          "is final once two in a row agree on it); max_buffer: seconds a hypothesis hears at most (longer audio "
+          "is cut at a quiet point).",
+          py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
+          py::arg("max_new_tokens") = 0, py::arg("step") = wgx::SpeechStreamOptions{}.step,
+          py::arg("max_buffer") = wgx::SpeechStreamOptions{}.max_buffer)
       .def_property_readonly("info", &wgx::SpeechModel::info)
       .def("__repr__", [](const wgx::SpeechModel& model) {
         const wgx::SpeechModelInfo i = model.info();
         return "<wgx.SpeechModel " + quoted(i.path) + " " + std::to_string(i.encoder_layers) + "+" +
                std::to_string(i.decoder_layers) + " layers>";
       });
+
+  py::class_<wgx::SpeechStream>(m, "SpeechStream",
+                                "Speech to text as the audio arrives: push() samples, get the words that became final.")
+      .def(
+          "push",
+          [](wgx::SpeechStream& s, const py::object& samples) {
+            const std::vector<float> v = float_samples(samples);
+            py::gil_scoped_release nogil;
+            return s.push(v);
+          },
+          "Mono samples at 16 kHz in [-1, 1] (a float32 buffer or a sequence of numbers) -> the text they made "
+          "final (often \"\").",
+          py::arg("samples"))
+      .def(
+          "finish",
+          [](wgx::SpeechStream& s) {
+            py::gil_scoped_release nogil;
+            return s.finish();
+          },
+          "The end of the audio: the text of what was left.")
+      .def_property_readonly("text", [](const wgx::SpeechStream& s) { return utf8(s.text()); }, "final so far")
+      .def_property_readonly("language", &wgx::SpeechStream::language)
+      .def_property_readonly("audio_seconds", &wgx::SpeechStream::audio_seconds, "pushed so far")
+      .def_property_readonly("windows", &wgx::SpeechStream::windows, "hypotheses decoded so far");
 
   // No generation may outlive the interpreter: they are cancelled and joined when it exits.
   py::module_::import("atexit").attr("register")(py::cpp_function(&end_all_generations));

@@ -36,7 +36,7 @@ def test_file_and_samples_give_transformers_text(speech, speech_reference):
     assert t.segments[0].text == text and t.segments[0].start == 0
     assert t.audio_seconds == pytest.approx(len(samples_of(path)) / 16000)
     assert 0 < t.encode_seconds + t.decode_seconds <= t.seconds
-    # The same audio as samples (a float32 buffer, read without a copy) gives the same text.
+    # The same audio as samples (a float32 buffer) gives the same text.
     assert speech.transcribe(samples_of(path)).text == text
 
 
@@ -59,3 +59,19 @@ def test_bad_input(speech, engine, tmp_path):
         wgx.SpeechModel(SPEECH, weights="f16", engine=engine)
     with pytest.raises(wgx.InvalidModelError):
         wgx.SpeechModel(str(tmp_path / "none"), engine=engine)
+
+
+def test_stream(speech, speech_reference):
+    # A step longer than the sample: nothing is final before finish(), which transcribes it all.
+    path, text = speech_reference[1]
+    samples = samples_of(path)
+    s = speech.stream(step=5.0)
+    assert s.push(samples[:16000]) == "" and s.push(samples[16000:]) == ""
+    assert s.windows == 0
+    assert s.finish() == text
+    assert s.text == text and s.windows == 1 and s.language == ""
+    assert s.audio_seconds == pytest.approx(len(samples) / 16000)
+    with pytest.raises(wgx.BadArgumentError, match="finished"):
+        s.push([0.0])
+    with pytest.raises(wgx.BadArgumentError, match="step"):
+        speech.stream(step=0)

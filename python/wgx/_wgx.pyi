@@ -283,6 +283,22 @@ class SpeechModel:
     def transcribe(
         self, samples: Sequence[float], *, language: Optional[str] = None, task: str = "transcribe",
         timestamps: bool = False, max_new_tokens: int = 0,
-    ) -> Transcript: ...  # mono, 16 kHz, in [-1, 1]; a 1-D float32 buffer is read without a copy
+    ) -> Transcript: ...  # mono, 16 kHz, in [-1, 1]: a float32 buffer (numpy, array("f")) or numbers
     @property
     def info(self) -> SpeechModelInfo: ...
+    def stream(
+        self, *, language: Optional[str] = None, task: str = "transcribe", max_new_tokens: int = 0, step: float = 1.0,
+        max_buffer: float = 24.0,
+    ) -> SpeechStream: ...
+
+class SpeechStream:
+    def push(self, samples: Sequence[float]) -> str: ...  # mono 16 kHz -> the words that became final
+    def finish(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def audio_seconds(self) -> float: ...
+    @property
+    def windows(self) -> int: ...
