@@ -68,16 +68,21 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// Signed 16-bit little-endian PCM -> samples in [-1, 1); an odd last byte is left out.
+std::vector<float> pcm16(std::span<const uint8_t> bytes) {
+  std::vector<float> samples(bytes.size() / 2);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+    samples[i] = static_cast<float>(v) / 32768.0f;
+  }
+  return samples;
+}
+
 Transcript transcribe_one(const SpeechModel& m, const std::string& file, bool raw, const std::vector<uint8_t>& bytes,
                           const TranscribeOptions& o) {
   if (raw) {
     if (bytes.size() % 2 != 0) throw std::invalid_argument("transcribe: " + file + ": raw PCM with an odd number of bytes");
-    std::vector<float> samples(bytes.size() / 2);
-    for (size_t i = 0; i < samples.size(); ++i) {
-      const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
-      samples[i] = static_cast<float>(v) / 32768.0f;
-    }
-    return m.transcribe(samples, o);
+    return m.transcribe(pcm16(bytes), o);
   }
   if (file == "-") return m.transcribe_file_bytes(bytes, o);
   return m.transcribe_file(file, o);
@@ -159,11 +164,7 @@ int run_stream(const SpeechModel& m, const std::string& file, bool raw, const Tr
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       have += static_cast<size_t>(n);
-      std::vector<float> samples(have / 2);
-      for (size_t i = 0; i < samples.size(); ++i) {
-        const auto v = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
-        samples[i] = static_cast<float>(v) / 32768.0f;
-      }
+      const std::vector<float> samples = pcm16(std::span<const uint8_t>(bytes).first(have));
       if (have % 2 != 0) bytes[0] = bytes[have - 1];
       have %= 2;
       print(s.push(samples));
