@@ -10,19 +10,24 @@ import sys
 SKIP = {"art", "ascii-art", "off"}  # pictures, and the offensive collection
 
 
-def main() -> None:
-    out = sys.argv[1]
-    root = sys.argv[2] if len(sys.argv) > 2 else "/usr/share/games/fortunes"
-    texts = []
+def fortune_pieces(root):
+    """Every fortune under `root` as the file has it (the speech demo's sentences.py reads them too)."""
     for path in sorted(glob.glob(os.path.join(root, "*"))):
         name = os.path.basename(path)
         if "." in name or name in SKIP or os.path.isdir(path):
             continue
         with open(path, encoding="utf-8", errors="replace") as f:
-            for piece in f.read().split("\n%\n"):
-                piece = piece.strip("%\n ").replace("\t", "    ")
-                if 20 <= len(piece) <= 1200:
-                    texts.append(piece)
+            yield from f.read().split("\n%\n")
+
+
+def main() -> None:
+    out = sys.argv[1]
+    root = sys.argv[2] if len(sys.argv) > 2 else "/usr/share/games/fortunes"
+    texts = []
+    for piece in fortune_pieces(root):
+        piece = piece.strip("%\n ").replace("\t", "    ")
+        if 20 <= len(piece) <= 1200:
+            texts.append(piece)
     if not texts:
         sys.exit(f"no fortunes under {root}: install them with `apt-get install fortunes fortunes-min`")
     with open(out, "w", encoding="utf-8") as f:

@@ -9,13 +9,14 @@ shuffle) are the held-out set.
 
 Writes OUT_DIR/train.txt and OUT_DIR/heldout.txt, a sentence a line.
 """
-import glob
 import os
 import random
 import re
 import sys
 
-SKIP = {"art", "ascii-art", "off"}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "demo_model"))
+from prepare_text import fortune_pieces  # noqa: E402  (the demo language model's reader)
+
 ALLOWED = re.compile(r"^[A-Za-z ,.;:'?!\-]+$")
 
 
@@ -37,19 +38,14 @@ def split_sentences(text):
 
 def sentences(root):
     out = []
-    for path in sorted(glob.glob(os.path.join(root, "*"))):
-        name = os.path.basename(path)
-        if "." in name or name in SKIP or os.path.isdir(path):
-            continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for piece in f.read().split("\n%\n"):
-                text = " ".join(piece.replace("%", " ").split())
-                text = re.sub(r"\s*--\s*[A-Z][^.?!]*$", "", text)  # a trailing attribution
-                text = re.sub(r"\s*--+\s*", ", ", text)
-                for s in split_sentences(text):
-                    words = s.split()
-                    if 3 <= len(words) <= 24 and ALLOWED.match(s) and s[0].isalpha():
-                        out.append(s)
+    for piece in fortune_pieces(root):
+        text = " ".join(piece.replace("%", " ").split())
+        text = re.sub(r"\s*--\s*[A-Z][^.?!]*$", "", text)  # a trailing attribution
+        text = re.sub(r"\s*--+\s*", ", ", text)
+        for s in split_sentences(text):
+            words = s.split()
+            if 3 <= len(words) <= 24 and ALLOWED.match(s) and s[0].isalpha():
+                out.append(s)
     return sorted(set(out))
 
 
