@@ -142,6 +142,23 @@ WGX_C_API wgx_status wgx_transcript_segment(const wgx_transcript* transcript, si
                                             double* end, const char** text);
 WGX_C_API void wgx_transcript_destroy(wgx_transcript* transcript);
 
+/* A stream for audio that arrives in pieces (docs/api.md, SpeechStream): a word is final once two
+ * hypotheses in a row agree on it. step: seconds of audio between hypotheses; max_buffer: seconds
+ * a hypothesis hears at most; 0 for either: the default (1 and 24). options NULL: defaults;
+ * timestamps are not streamed. The model must outlive the stream. */
+typedef struct wgx_speech_stream wgx_speech_stream;
+WGX_C_API wgx_status wgx_speech_stream_begin(wgx_speech_model* model, const wgx_transcribe_options* options,
+                                             double step, double max_buffer, wgx_speech_stream** out);
+/* Mono 16 kHz samples in [-1, 1] -> *text: the words they made final (often ""), valid until the
+ * stream's next call. */
+WGX_C_API wgx_status wgx_speech_stream_push(wgx_speech_stream* stream, const float* samples, size_t count,
+                                            const char** text);
+/* The end of the audio -> *text: the words of what was left. */
+WGX_C_API wgx_status wgx_speech_stream_finish(wgx_speech_stream* stream, const char** text);
+/* Every final word so far, valid until the stream's next call. */
+WGX_C_API const char* wgx_speech_stream_text(const wgx_speech_stream* stream);
+WGX_C_API void wgx_speech_stream_destroy(wgx_speech_stream* stream);
+
 /* ---- Session: one conversation ---- */
 typedef struct wgx_session_options {
   const char* system_prompt; /* chat: the system message; NULL: none */

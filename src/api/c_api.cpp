@@ -26,6 +26,11 @@ struct wgx_transcript {
   wgx::Transcript transcript;
 };
 
+struct wgx_speech_stream {
+  wgx::SpeechStream stream;
+  std::string piece, text;  // the last push's or finish's words; all of them
+};
+
 struct wgx_session {
   wgx::Session session;
 };
@@ -284,6 +289,42 @@ wgx_status wgx_transcript_segment(const wgx_transcript* t, size_t index, double*
 }
 
 void wgx_transcript_destroy(wgx_transcript* t) { delete t; }
+
+wgx_status wgx_speech_stream_begin(wgx_speech_model* model, const wgx_transcribe_options* options, double step,
+                                   double max_buffer, wgx_speech_stream** out) {
+  return guarded([&] {
+    require(out != nullptr, "wgx_speech_stream_begin: out is NULL");
+    *out = nullptr;
+    require(model != nullptr, "wgx_speech_stream_begin: model is NULL");
+    wgx::SpeechStreamOptions so;
+    if (step != 0) so.step = step;
+    if (max_buffer != 0) so.max_buffer = max_buffer;
+    *out = new wgx_speech_stream{model->model.stream(transcribe_options(options), so), {}, {}};
+  });
+}
+
+wgx_status wgx_speech_stream_push(wgx_speech_stream* s, const float* samples, size_t count, const char** text) {
+  return guarded([&] {
+    require(s != nullptr, "wgx_speech_stream_push: stream is NULL");
+    require(samples || count == 0, "wgx_speech_stream_push: samples is NULL but count is not 0");
+    s->piece = s->stream.push(std::span<const float>(samples, count));
+    s->text = s->stream.text();
+    if (text) *text = s->piece.c_str();
+  });
+}
+
+wgx_status wgx_speech_stream_finish(wgx_speech_stream* s, const char** text) {
+  return guarded([&] {
+    require(s != nullptr, "wgx_speech_stream_finish: stream is NULL");
+    s->piece = s->stream.finish();
+    s->text = s->stream.text();
+    if (text) *text = s->piece.c_str();
+  });
+}
+
+const char* wgx_speech_stream_text(const wgx_speech_stream* s) { return s ? s->text.c_str() : ""; }
+
+void wgx_speech_stream_destroy(wgx_speech_stream* s) { delete s; }
 
 wgx_status wgx_model_stream_begin(wgx_engine* engine, const wgx_load_options* options, const char* name,
                                   wgx_model_stream** out) {

@@ -140,6 +140,20 @@ int main(void) {
   CHECK(wgx_transcribe_samples(speech, silence, 0, &to, &none) == WGX_ERROR_BAD_ARGUMENT && none == NULL);
   CHECK(wgx_transcribe_file(speech, WGX_DEMO_MODEL "/config.json", &to, &none) == WGX_ERROR_BAD_ARGUMENT);
   CHECK(none == NULL && strstr(wgx_last_error(), "config.json") != NULL);
+  /* A stream whose step is longer than its audio: nothing final before finish(), which
+   * transcribes it all, as wgx_transcribe_samples does. */
+  wgx_speech_stream* stream = NULL;
+  const char* piece = NULL;
+  CHECK(wgx_speech_stream_begin(speech, &to, 30, 0, &stream) == WGX_ERROR_BAD_ARGUMENT && stream == NULL);
+  CHECK(wgx_speech_stream_begin(speech, &to, 5, 0, &stream) == WGX_OK && stream != NULL);
+  CHECK(wgx_speech_stream_push(stream, silence, 8000, &piece) == WGX_OK && strcmp(piece, "") == 0);
+  CHECK(wgx_speech_stream_push(stream, silence + 8000, 8000, &piece) == WGX_OK && strcmp(piece, "") == 0);
+  CHECK(wgx_speech_stream_push(stream, NULL, 1, &piece) == WGX_ERROR_BAD_ARGUMENT);
+  CHECK(wgx_speech_stream_finish(stream, &piece) == WGX_OK && strcmp(piece, wgx_transcript_text(quiet)) == 0);
+  CHECK(strcmp(wgx_speech_stream_text(stream), wgx_transcript_text(quiet)) == 0);
+  CHECK(wgx_speech_stream_push(stream, silence, 1, &piece) == WGX_ERROR_BAD_ARGUMENT);  /* finished */
+  wgx_speech_stream_destroy(stream);
+  wgx_speech_stream_destroy(NULL);
   to.language = "xx";
   CHECK(wgx_transcribe_samples(speech, silence, 16000, &to, &none) == WGX_ERROR_BAD_ARGUMENT && none == NULL);
   wgx_transcript_destroy(tr);

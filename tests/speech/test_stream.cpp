@@ -83,6 +83,25 @@ TEST(Stream, ResetBetweenPiecesDiverges) {
   EXPECT_NE(text, reference_text());
 }
 
+// Audio longer than the buffer: the stream cuts it at a quiet point and goes on. The sample
+// twice with 1 s of silence between, a buffer of 4 s and a step of 2 s: every word of both
+// readings comes out, in order (a word cut at the quiet point would show as a difference).
+TEST(Stream, CutsLongAudioAtAQuietPoint) {
+  const std::vector<float> one = sample();
+  std::vector<float> audio = one;
+  audio.resize(audio.size() + 16000, 0.0f);
+  audio.insert(audio.end(), one.begin(), one.end());
+  StreamOptions o;
+  o.step = 2.0;
+  o.max_buffer = 6.0;
+  o.cut_search = 3.0;
+  Stream s(demo(), {}, o);
+  std::string streamed = s.push(audio);
+  streamed += s.finish();
+  EXPECT_EQ(streamed, s.text());
+  EXPECT_EQ(s.text(), reference_text() + reference_text());
+}
+
 TEST(Stream, BadOptionsAndInput) {
   TranscribeOptions timestamps, german;
   timestamps.timestamps = true;
