@@ -188,6 +188,28 @@ OpCase conv1d_case(const WhisperStem& w, bool second, DType dtype) {
   return c;
 }
 
+// Whisper's non-causal attention at 1,500 frames (30 s), f32 q, k and v: the encoder's
+// self-attention (S = 1,500) and the decoder's cross-attention of one token (S = 1).
+OpCase attention_case(const WhisperStem& w, int64_t s) {
+  constexpr int64_t kPositions = 1500, kHeadDim = 64;
+  const int64_t heads = w.width / kHeadDim;
+  OpCase c;
+  c.family = "attention";
+  c.name = std::string("attention.f32 ") + w.name + (s == 1 ? " cross" : " encoder") + " S=" + std::to_string(s) +
+           " T=" + std::to_string(kPositions) + " heads=" + std::to_string(heads);
+  c.build = [=](GraphBuilder& b) {
+    std::mt19937 rng(2);
+    const graph::TensorType kv{DType::f32, {1, heads, kPositions, kHeadDim}, {}};
+    auto q = b.input("q", DType::f32, {1, s, heads, kHeadDim});
+    auto k = b.constant("k", kv, random_bytes_for(kv, {1, heads, kPositions, kHeadDim}, rng));
+    auto v = b.constant("v", kv, random_bytes_for(kv, {1, heads, kPositions, kHeadDim}, rng));
+    b.output("out", b.op1("attention", {q, k, v}));
+  };
+  c.bytes = 4.0 * static_cast<double>(2 * heads * kPositions * kHeadDim + 2 * s * heads * kHeadDim);
+  c.flops = 4.0 * static_cast<double>(heads * kHeadDim) * static_cast<double>(s) * kPositions;
+  return c;
+}
+
 // Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
 // drawing (wgx run's default sampling; "penalized": sample_token_penalized with a repetition
 // penalty of 1.1 too, its seen set starting empty), on logits uniform in [-1, 1] or, with
@@ -467,6 +489,7 @@ std::vector<OpCase> model_cases() {
     for (DType dtype : {DType::f32, DType::f16}) {
       for (bool second : {false, true}) cases.push_back(conv1d_case(w, second, dtype));
     }
+    for (int64_t s : {1500, 1}) cases.push_back(attention_case(w, s));
   }
   return cases;
 }

@@ -69,15 +69,12 @@ class Part {
                   name + ".heads");
   }
 
-  // softmax(q k^T) v over heads: q [1, H, S, D] (already scaled), k and v [1, H, T, D] -> [1, S, H * D].
+  // softmax(q k^T / sqrt(D)) v over heads, non-causal: q [1, S, H * D], k and v [1, H, T, D] ->
+  // [1, S, H * D].
   ValueId attend(ValueId q, ValueId k, ValueId v, graph::Dim s, int64_t heads, int64_t d, const std::string& name) {
-    const ValueId kt = b_.op1("transpose", {k}, {{"dim0", 2}, {"dim1", 3}}, name + ".kt");
-    const ValueId scores = b_.op1("matmul", {q, kt}, {}, name + ".scores");
-    const ValueId p = b_.op1("softmax", {scores}, {{"dim", -1}}, name + ".softmax");
-    const ValueId o = b_.op1("matmul", {p, v}, {}, name + ".pv");
-    const ValueId t = b_.op1("contiguous", {b_.op1("permute", {o}, {{"dims", std::vector<int64_t>{0, 2, 1, 3}}})}, {},
-                             name + ".merge");
-    return b_.op1("reshape", {t}, {{"shape", graph::Shape{1, s, heads * d}}}, name + ".merge");
+    const ValueId q4 = b_.op1("reshape", {q}, {{"shape", graph::Shape{1, s, heads, d}}}, name + ".q");
+    const ValueId o = b_.op1("attention", {q4, k, v}, {{"scale", 1.0 / std::sqrt(static_cast<double>(d))}}, name);
+    return b_.op1("reshape", {o}, {{"shape", graph::Shape{1, s, heads * d}}}, name + ".merge");
   }
 
   ValueId mlp(const std::string& layer, ValueId x, int64_t d, int64_t ffn) {
@@ -114,17 +111,15 @@ void build_encoder(const WhisperConfig& c, const WeightSource& w, const WhisperL
   x = b.op1("contiguous", {b.op1("transpose", {x}, {{"dim0", 1}, {"dim1", 2}})}, {}, "stem.transpose");
   x = b.op1("add", {x, p.weight("embed_positions.weight", {positions, d}, "[max_source_positions, d_model]")}, {},
             "embed_positions");
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     progress.update("encoder layer " + std::to_string(i + 1) + "/" + std::to_string(c.encoder_layers));
     const std::string l = layer_name(i);
     const ValueId h = p.layer_norm(l + "self_attn_layer_norm", x, d);
-    ValueId q = p.linear(l + "self_attn.q_proj", h, d, d);
-    q = b.op1("mul", {q, b.scalar(scale)}, {}, l + "self_attn.scale");
+    const ValueId q = p.linear(l + "self_attn.q_proj", h, d, d);
     const ValueId k = p.linear(l + "self_attn.k_proj", h, d, d, false);
     const ValueId v = p.linear(l + "self_attn.v_proj", h, d, d);
     const std::string a = l + "self_attn";
-    const ValueId attn = p.attend(p.split_heads(q, positions, heads, hd, a + ".q"), p.split_heads(k, positions, heads, hd, a + ".k"),
+    const ValueId attn = p.attend(q, p.split_heads(k, positions, heads, hd, a + ".k"),
                                   p.split_heads(v, positions, heads, hd, a + ".v"), positions, heads, hd, a);
     x = b.op1("add", {x, p.linear(l + "self_attn.out_proj", attn, d, d)}, {}, l + "self_attn.residual");
     x = p.mlp(l, x, d, c.encoder_ffn);
@@ -192,11 +187,10 @@ void build_decoder_graph(const WhisperConfig& c, const WeightSource& w, const Wh
     {
       const std::string a = l + "encoder_attn";
       const ValueId h = p.layer_norm(l + "encoder_attn_layer_norm", x, d);
-      ValueId q = p.linear(a + ".q_proj", h, d, d);
-      q = b.op1("mul", {q, b.scalar(scale)}, {}, a + ".scale");
+      const ValueId q = p.linear(a + ".q_proj", h, d, d);
       const ValueId ck = b.mutable_buffer(whisper_cross_k(i), DType::f32, {1, heads, frames, hd});
       const ValueId cv = b.mutable_buffer(whisper_cross_v(i), DType::f32, {1, heads, frames, hd});
-      const ValueId attn = p.attend(p.split_heads(q, seq, heads, hd, a + ".q"), ck, cv, seq, heads, hd, a);
+      const ValueId attn = p.attend(q, ck, cv, seq, heads, hd, a);
       x = b.op1("add", {x, p.linear(a + ".out_proj", attn, d, d)}, {}, a + ".residual");
     }
     x = p.mlp(l, x, d, c.decoder_ffn);

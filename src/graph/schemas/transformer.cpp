@@ -339,6 +339,33 @@ OpSchema sdpa_with_kv_cache() {
   return s;
 }
 
+// attention(q [B, S, Hq, D], k [B, Hkv, T, D], v [B, Hkv, T, D]) -> [B, S, Hq, D]: non-causal
+// attention (an encoder's self-attention, a decoder's cross-attention): every query row over all
+// T rows of k and v, grouped-query heads as sdpa_with_kv_cache's. `scale` defaults to 1/sqrt(D)
+// when 0. T may be a SymInt.
+OpSchema attention() {
+  OpSchema s;
+  s.name = "attention";
+  s.inputs = {{.name = "q", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              {.name = "k", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4},
+              {.name = "v", .dtypes = kFloatTypes, .min_rank = 4, .max_rank = 4}};
+  s.attrs = {AttrSpec::defaulted("scale", 0.0)};
+  s.infer = [](const InferContext& ctx) {
+    const Shape& q = ctx.shape(0);
+    const Shape& k = ctx.shape(1);
+    if (q[0] != k[0]) return InferResult::fail("q and k differ in batch");
+    if (ctx.shape(2) != k || ctx.dtype(2) != ctx.dtype(1)) return InferResult::fail("k and v differ");
+    if (q[3] != k[3]) return InferResult::fail("q and k differ in head_dim");
+    if (k[2].is_const() && k[2].value() == 0) return InferResult::fail("k and v have no rows to attend to");
+    if (!q[2].is_const() || !k[1].is_const() || k[1].value() == 0 || q[2].value() % k[1].value() != 0) {
+      return InferResult::fail("q heads must be a constant multiple of k's heads");
+    }
+    if (!(ctx.attr_float("scale") >= 0)) return InferResult::fail("scale must be >= 0");
+    return InferResult::success(ctx.type(0));
+  };
+  return s;
+}
+
 // sdpa_rows(q [1, R, Hq, D], k_cache [S, Hkv, MaxS, D], v_cache, rows i32 [R, 2]) -> [1, R, Hq, D]:
 // sdpa_with_kv_cache for a step of rows of different sequences: row r at (slot, position) =
 // rows[r] attends over rows 0 .. position of its slot, grouped-query heads as sdpa's (`scale`
@@ -465,6 +492,7 @@ void register_transformer(OpRegistry& r) {
   r.add(rope_update_cache_rows());
   r.add(sdpa_with_kv_cache());
   r.add(sdpa_rows());
+  r.add(attention());
   r.add(rope_sdpa_with_kv_cache());
   // nn's linear is registered before this family.
   r.add(rope_sdpa_linear(rope_sdpa_with_kv_cache(), *r.find("linear")));

@@ -11,6 +11,8 @@
 //   k16_streaming_q32   head_dim 64 or 128, runtime option sdpa_query_tile = "32"
 //   k16_streaming_q16   head_dim 64 or 128 (the default tile; also where a refused Q32 lands)
 //   materialized        anything else: any head_dim, any S
+// attention (non-causal: every query row over all T rows of k and v) takes k16_streaming_q32,
+// k16_streaming_q16 and materialized, their kernels told input_pos = T and kv_len = T.
 // Each guard is exact (geometry, storages, device limits, workgroup counts) and says why not.
 #include <stdexcept>
 
@@ -25,6 +27,10 @@ std::vector<runtime::Route> sdpa_routes() {
   return {flash_decoding_route(), k16_route(32), k16_route(16), materialized_route()};
 }
 
+std::vector<runtime::Route> attention_routes() {
+  return {k16_route(32, false), k16_route(16, false), materialized_route(false)};
+}
+
 }  // namespace attention
 
 void register_attention(runtime::KernelRegistry& registry) {
@@ -35,6 +41,7 @@ void register_attention(runtime::KernelRegistry& registry) {
                 attention::rope_update_cache_in_place()});
   registry.add({"sdpa_with_kv_cache", attention::sdpa_routes()});
   registry.add({"sdpa_rows", {attention::sdpa_rows_route()}});
+  registry.add({"attention", attention::attention_routes()});
   // One-token steps rotate inside flash_decoding's kernels; otherwise the two ops' routes.
   std::vector<runtime::Route> fused{attention::rope_flash_decoding_route()};
   for (runtime::Route& sdpa : attention::sdpa_routes()) {

@@ -58,6 +58,11 @@ Geometry geometry_max(const runtime::NodeContext& ctx);
 std::string sdpa_guard(const runtime::NodeContext& ctx);
 // sdpa_guard's checks but input_pos's (sdpa_rows makes them too): storages, ranks and sizes.
 std::string sdpa_storage_guard(const runtime::NodeContext& ctx);
+// sdpa_with_kv_cache (`causal`) or attention (T = the geometry's max_seq rows, every one seen):
+// its guard (sdpa_guard or sdpa_storage_guard), and the input_pos its kernels take (attention:
+// T, which with kv_len = T lets every query row see every row).
+std::string causal_guard(const runtime::NodeContext& ctx, bool causal);
+uint32_t causal_position(const runtime::NodeContext& ctx, bool causal, const Geometry& g);
 // The attr `scale`, or 1/sqrt(head_dim) when it is 0, as f32 bits.
 uint32_t scale_bits(const runtime::NodeContext& ctx);
 // Variant suffix "<q/out>.<cache>", e.g. "f32.f16".
@@ -85,11 +90,13 @@ runtime::InPlace rope_update_cache_in_place();
 runtime::Route rope_update_cache_rows_route();
 // sdpa_rows (sdpa_rows.cpp): a workgroup per (row, kv head) over the visible rows of the row's slot.
 runtime::Route sdpa_rows_route();
-runtime::Route materialized_route();
+// The routes both sdpa_with_kv_cache and (`causal` false) attention take.
+runtime::Route materialized_route(bool causal = true);
+runtime::Route k16_route(uint32_t query_tile, bool causal = true);
 runtime::Route flash_decoding_route();
-runtime::Route k16_route(uint32_t query_tile);
-// sdpa_with_kv_cache's routes in preference order (attention.cpp's list).
+// sdpa_with_kv_cache's and attention's routes in preference order (attention.cpp's lists).
 std::vector<runtime::Route> sdpa_routes();
+std::vector<runtime::Route> attention_routes();
 
 // rope_sdpa_with_kv_cache (rope_sdpa.cpp). Its operands as sdpa_with_kv_cache sees them: q (the
 // node's own, or `rotated_q` where rope_update_cache's dispatch left it), the updated caches

@@ -1,4 +1,4 @@
-// sdpa_with_kv_cache, "k16_streaming_q16" / "k16_streaming_q32": online-softmax attention over
+// sdpa_with_kv_cache and attention, "k16_streaming_q16" / "k16_streaming_q32": online-softmax attention over
 // tiles of 16 cache rows for the Llama (head_dim 64) and Qwen3 (head_dim 128) geometries. A
 // workgroup of 256 invocations takes a tile of 16 query rows, or 32 when the runtime option
 // sdpa_query_tile is "32"; the rows of a tile are the query heads of one kv head and consecutive
@@ -58,6 +58,9 @@ Split split_for(const Geometry& g, uint32_t query_tile, uint64_t visible) {
   return s;
 }
 
+// The rows the step's last query row sees: input_pos + S, at most the K/V rows there are.
+uint64_t visible_rows(const Geometry& g, uint32_t pos) { return std::min<uint64_t>(uint64_t{pos} + g.seq, g.max_seq); }
+
 // Partial-result slots (output rows x splits) the scratch needs over every S and context.
 uint64_t max_slots(const NodeContext& ctx, uint32_t query_tile) {
   Geometry g = geometry_max(ctx);
@@ -80,8 +83,8 @@ std::string option_guard(const NodeContext& ctx, uint32_t query_tile) {
   return "";
 }
 
-std::string guard(const NodeContext& ctx, uint32_t query_tile) {
-  if (auto why = sdpa_guard(ctx); !why.empty()) return why;
+std::string guard(const NodeContext& ctx, uint32_t query_tile, bool causal) {
+  if (auto why = causal_guard(ctx, causal); !why.empty()) return why;
   if (auto why = option_guard(ctx, query_tile); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
   if (g.dim != 64 && g.dim != 128) return "head_dim " + std::to_string(g.dim) + " is not 64 or 128";
@@ -91,7 +94,7 @@ std::string guard(const NodeContext& ctx, uint32_t query_tile) {
   return workgroups_guard(ctx, std::max<uint64_t>(uint64_t{g.batch} * g.hkv * row_tiles(g, query_tile), 2 * kTargetWorkgroups));
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, uint32_t query_tile) {
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, uint32_t query_tile, bool causal) {
   const uint32_t dim = geometry_max(ctx).dim;
   const gpu::Kernel& k = kernel(ctx, "k16.q" + std::to_string(query_tile) + ".d" + std::to_string(dim) + "." + io_label(ctx));
   const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
@@ -100,19 +103,20 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, uint32_t query_
   const gpu::BufferBinding stats = steps->scratch(ctx, slots * 8);
   const gpu::BufferBinding acc = steps->scratch(ctx, slots * dim * 4);
   const uint32_t scale = scale_bits(ctx);
-  auto update = [scale, query_tile](const NodeContext& c) {
+  auto update = [scale, query_tile, causal](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const uint32_t pos = position(c, 3, g.seq, g.max_seq);
+    const uint32_t pos = causal_position(c, causal, g);
     const uint32_t tiles = row_tiles(g, query_tile);
-    const Split sp = split_for(g, query_tile, uint64_t{pos} + g.seq);
+    const Split sp = split_for(g, query_tile, visible_rows(g, pos));
     DispatchExec::Launch l;
-    l.params = {g.batch, g.seq, g.hq, g.hkv, g.group, g.max_seq, pos, tiles, scale, sp.splits, sp.tiles_per_split, 0};
+    l.params = {g.batch, g.seq, g.hq, g.hkv, g.group, g.max_seq, pos, tiles, scale, sp.splits, sp.tiles_per_split,
+                g.max_seq};
     l.workgroups = uint64_t{g.batch} * g.hkv * tiles * sp.splits;
     return l;
   };
-  auto update_combine = [query_tile](const NodeContext& c) {
+  auto update_combine = [query_tile, causal](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const Split sp = split_for(g, query_tile, uint64_t{position(c, 3, g.seq, g.max_seq)} + g.seq);
+    const Split sp = split_for(g, query_tile, visible_rows(g, causal_position(c, causal, g)));
     const uint64_t pairs = uint64_t{g.batch} * g.seq * g.hq * g.dim / 2;
     DispatchExec::Launch l;
     l.params = {static_cast<uint32_t>(pairs), g.dim / 2, sp.splits, sp.splits};
@@ -131,10 +135,10 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, uint32_t query_
 
 }  // namespace
 
-runtime::Route k16_route(uint32_t query_tile) {
+runtime::Route k16_route(uint32_t query_tile, bool causal) {
   return {"k16_streaming_q" + std::to_string(query_tile),
-          [query_tile](const NodeContext& ctx) { return guard(ctx, query_tile); },
-          [query_tile](const NodeContext& ctx) { return build(ctx, query_tile); }};
+          [query_tile, causal](const NodeContext& ctx) { return guard(ctx, query_tile, causal); },
+          [query_tile, causal](const NodeContext& ctx) { return build(ctx, query_tile, causal); }};
 }
 
 }  // namespace wgx::ops::attention

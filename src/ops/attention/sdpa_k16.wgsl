@@ -6,7 +6,8 @@
 // row's TPR invocations rescale their slice of the row's accumulator (m, l kept per invocation)
 // and add p * V. K and V take turns in one tile buffer, which keeps the Q32 x D128 tile within
 // 32 KiB of workgroup storage; rows are padded by one pair against bank conflicts.
-// Causal: row r sees cache rows j <= input_pos + s.
+// Causal: row r sees cache rows j <= input_pos + s, and rows j < kv_len only (the op attention
+// runs non-causal with input_pos = kv_len = T: every row sees all T rows).
 // Split-K: when the (batch, kv head, query tile) grid is too small to fill the device (decode,
 // short steps over a long context), `splits` workgroups share a query tile, each taking
 // `tiles_per_split` K tiles, and write partial (m, l, acc) per row for sdpa_combine.wgsl.
@@ -24,7 +25,7 @@ struct Params {
   scale: f32,
   splits: u32,     // 1: the output is written here; more: partials for the combine pass
   tiles_per_split: u32,
-  pad: u32,
+  kv_len: u32,     // rows of K and V that exist (sdpa: max_seq)
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -66,7 +67,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let rows = params.seq * params.group;
   let r0 = tile * QT;
   let s_last = (min(rows, r0 + QT) - 1u) / params.group;
-  let visible = params.pos + s_last + 1u;  // cache rows any row of the tile sees
+  let visible = min(params.pos + s_last + 1u, params.kv_len);  // cache rows any row of the tile sees
   let kb = bkv * params.max_seq * D;
   let t_begin = split * params.tiles_per_split;
   let t_end = min(t_begin + params.tiles_per_split, (visible + KT - 1u) / KT);
@@ -104,7 +105,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       var sc = 0.0;
       for (var p = 0u; p < HALF; p++) { sc += dot(q_s[r * STRIDE + p], kv_s[j * STRIDE + p]); }
       // Rows past the tile's end (r0 + r >= rows) are never written: their mask does not matter.
-      p_s[i] = select(NEG, sc, j0 + j <= params.pos + (r0 + r) / params.group);
+      p_s[i] = select(NEG, sc, j0 + j < min(params.pos + (r0 + r) / params.group + 1u, params.kv_len));
     }
     workgroupBarrier();  // scores done: the K tile may be overwritten
     for (var i = lid; i < KT * HALF; i += WG) {

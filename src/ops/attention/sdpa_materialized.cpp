@@ -1,4 +1,4 @@
-// sdpa_with_kv_cache, "materialized": the general route. Any head_dim and any S; the scores of a
+// sdpa_with_kv_cache and attention, "materialized": the general route. Any head_dim and any S; the scores of a
 // query row live in a scratch row of max_seq floats. A pool of at most kPool workgroups takes the
 // rows in turn, so the scratch is kPool (or fewer) rows whatever S and the head count are.
 #include <algorithm>
@@ -19,8 +19,8 @@ constexpr size_t kParamWords = 12;
 
 uint64_t pool_size(const Geometry& g) { return std::min<uint64_t>(kPool, uint64_t{g.batch} * g.seq * g.hq); }
 
-std::string guard(const NodeContext& ctx) {
-  if (auto why = sdpa_guard(ctx); !why.empty()) return why;
+std::string guard(const NodeContext& ctx, bool causal) {
+  if (auto why = causal_guard(ctx, causal); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
   if (float_label(ctx.output(0).storage) == "f16" && g.dim % 2 != 0) return "an f16 output needs an even head_dim";
   if (auto why = scratch_guard(ctx, pool_size(g) * g.max_seq * 4); !why.empty()) return why;
@@ -28,19 +28,19 @@ std::string guard(const NodeContext& ctx) {
   return workgroups_guard(ctx, pool_size(g));
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool causal) {
   const gpu::Kernel& k = kernel(ctx, "materialized." + io_label(ctx));
   auto steps = std::make_unique<Steps>();
   const Geometry max = geometry_max(ctx);
   const gpu::BufferBinding scores = steps->scratch(ctx, pool_size(max) * max.max_seq * 4);
   const uint32_t scale = scale_bits(ctx);
-  auto update = [scale](const NodeContext& c) {
+  auto update = [scale, causal](const NodeContext& c) {
     const Geometry g = geometry_now(c);
-    const uint32_t pos = position(c, 3, g.seq, g.max_seq);
+    const uint32_t pos = causal_position(c, causal, g);
     const uint64_t pool = pool_size(g);
     DispatchExec::Launch l;
     l.params = {g.batch, g.seq, g.hq,  g.hkv, g.group, g.max_seq, pos, g.dim, g.batch * g.seq * g.hq,
-                static_cast<uint32_t>(pool), scale, 0};
+                static_cast<uint32_t>(pool), scale, g.max_seq};
     l.workgroups = pool;
     return l;
   };
@@ -54,6 +54,9 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
 
 }  // namespace
 
-runtime::Route materialized_route() { return {"materialized", guard, build}; }
+runtime::Route materialized_route(bool causal) {
+  return {"materialized", [causal](const NodeContext& ctx) { return guard(ctx, causal); },
+          [causal](const NodeContext& ctx) { return build(ctx, causal); }};
+}
 
 }  // namespace wgx::ops::attention

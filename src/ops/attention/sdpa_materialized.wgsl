@@ -16,7 +16,7 @@ struct Params {
   rows: u32,     // batch * seq * hq
   groups: u32,   // workgroups in the pool (<= rows)
   scale: f32,
-  pad: u32,
+  kv_len: u32,   // rows of K and V that exist (sdpa: max_seq; attention: T, with pos = T)
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -60,7 +60,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let h = row % params.hq;
     let s = (row / params.hq) % params.seq;
     let b = row / (params.hq * params.seq);
-    let len = params.pos + s + 1u;  // causal: cache rows 0 .. input_pos + s
+    let len = min(params.pos + s + 1u, params.kv_len);  // causal: cache rows 0 .. input_pos + s
     let qb = row * D;
     let kb = (b * params.hkv + h / params.group) * params.max_seq * D;
 

@@ -141,6 +141,14 @@ std::string sdpa_storage_guard(const NodeContext& ctx) {
   return check_rank_and_size(ctx);
 }
 
+std::string causal_guard(const NodeContext& ctx, bool causal) {
+  return causal ? sdpa_guard(ctx) : sdpa_storage_guard(ctx);
+}
+
+uint32_t causal_position(const NodeContext& ctx, bool causal, const Geometry& g) {
+  return causal ? position(ctx, 3, g.seq, g.max_seq) : g.max_seq;
+}
+
 uint32_t scale_bits(const NodeContext& ctx) {
   double scale = ctx.attr("scale").as_float();
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(ctx.input_max_shape(0)[3]));
