@@ -174,7 +174,7 @@ T with_progress(Options& options, const py::object& on_progress, const Load& loa
 // ---- Speech -----------------------------------------------------------------------------------------
 
 wgx::TranscribeOptions transcribe_options(const std::optional<std::string>& language, const std::string& task,
-                                          bool timestamps, int64_t max_new_tokens) {
+                                          bool timestamps, int64_t max_new_tokens, int64_t beams) {
   if (task != "transcribe" && task != "translate") {
     bad_argument("task must be \"transcribe\" or \"translate\", not \"" + task + "\"");
   }
@@ -184,6 +184,7 @@ wgx::TranscribeOptions transcribe_options(const std::optional<std::string>& lang
   o.translate = task == "translate";
   o.timestamps = timestamps;
   o.max_new_tokens = max_new_tokens;
+  o.beams = beams;
   return o;
 }
 
@@ -964,7 +965,8 @@ PYBIND11_MODULE(_wgx, m) {
   const char* transcribe_kwargs =
       " language: \"en\", \"de\", ... (default: detected from the first window); task: \"transcribe\" or "
       "\"translate\" (into English); timestamps: segments at the model's timestamp tokens; max_new_tokens: per "
-      "30 s window (0: half the decoder's positions).";
+      "30 s window (0: half the decoder's positions); beams: 1 greedy, 2 to 16 beam search (transformers' "
+      "num_beams).";
   py::class_<wgx::SpeechModel>(m, "SpeechModel", "A Whisper model on the GPU: speech to text.")
       .def(py::init([](const std::filesystem::path& path, const std::optional<std::string>& weights,
                        const py::object& on_progress, const std::optional<wgx::Engine>& engine) {
@@ -988,19 +990,19 @@ PYBIND11_MODULE(_wgx, m) {
       .def(
           "transcribe_file",
           [](const wgx::SpeechModel& model, const std::filesystem::path& path, const std::optional<std::string>& language,
-             const std::string& task, bool timestamps, int64_t max_new_tokens) {
-            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens);
+             const std::string& task, bool timestamps, int64_t max_new_tokens, int64_t beams) {
+            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens, beams);
             py::gil_scoped_release nogil;
             return model.transcribe_file(path.string(), o);
           },
           (std::string("An audio file's text (WAV, FLAC or Ogg; any rate and channels).") + transcribe_kwargs).c_str(),
           py::arg("path"), py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
-          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0, py::arg("beams") = 1)
       .def(
           "transcribe_bytes",
           [](const wgx::SpeechModel& model, const py::bytes& data, const std::optional<std::string>& language,
-             const std::string& task, bool timestamps, int64_t max_new_tokens) {
-            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens);
+             const std::string& task, bool timestamps, int64_t max_new_tokens, int64_t beams) {
+            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens, beams);
             const std::string_view view = data;
             py::gil_scoped_release nogil;
             return model.transcribe_file_bytes(
@@ -1008,12 +1010,12 @@ PYBIND11_MODULE(_wgx, m) {
           },
           (std::string("The text of an audio file's bytes.") + transcribe_kwargs).c_str(), py::arg("data"),
           py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
-          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0, py::arg("beams") = 1)
       .def(
           "transcribe",
           [](const wgx::SpeechModel& model, const py::object& samples, const std::optional<std::string>& language,
-             const std::string& task, bool timestamps, int64_t max_new_tokens) {
-            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens);
+             const std::string& task, bool timestamps, int64_t max_new_tokens, int64_t beams) {
+            const wgx::TranscribeOptions o = transcribe_options(language, task, timestamps, max_new_tokens, beams);
             const std::vector<float> v = float_samples(samples);
             py::gil_scoped_release nogil;
             return model.transcribe(v, o);
@@ -1021,21 +1023,21 @@ PYBIND11_MODULE(_wgx, m) {
           (std::string("The text of mono samples at 16 kHz in [-1, 1]: a 1-D float32 buffer (numpy, array) or a "
                        "sequence of numbers.") + transcribe_kwargs).c_str(),
           py::arg("samples"), py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
-          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0)
+          py::arg("timestamps") = false, py::arg("max_new_tokens") = 0, py::arg("beams") = 1)
       .def(
           "stream",
           [](const wgx::SpeechModel& model, const std::optional<std::string>& language, const std::string& task,
-             int64_t max_new_tokens, double step, double max_buffer) {
+             int64_t max_new_tokens, int64_t beams, double step, double max_buffer) {
             wgx::SpeechStreamOptions so;
             so.step = step;
             so.max_buffer = max_buffer;
-            return model.stream(transcribe_options(language, task, false, max_new_tokens), so);
+            return model.stream(transcribe_options(language, task, false, max_new_tokens, beams), so);
           },
           "A SpeechStream for audio that arrives in pieces. step: seconds of audio between two hypotheses (a word "
           "is final once two in a row agree on it); max_buffer: seconds a hypothesis hears at most (longer audio "
           "is cut at a quiet point).",
           py::kw_only(), py::arg("language") = py::none(), py::arg("task") = "transcribe",
-          py::arg("max_new_tokens") = 0, py::arg("step") = wgx::SpeechStreamOptions{}.step,
+          py::arg("max_new_tokens") = 0, py::arg("beams") = 1, py::arg("step") = wgx::SpeechStreamOptions{}.step,
           py::arg("max_buffer") = wgx::SpeechStreamOptions{}.max_buffer)
       .def_property_readonly("info", &wgx::SpeechModel::info)
       .def("__repr__", [](const wgx::SpeechModel& model) {

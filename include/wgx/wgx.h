@@ -122,6 +122,7 @@ typedef struct wgx_transcribe_options {
   int translate;          /* nonzero: into English */
   int timestamps;         /* nonzero: segments at the model's timestamps (else one per 30 s window) */
   int64_t max_new_tokens; /* per window; 0: half the decoder's positions */
+  int64_t beams;          /* 0 or 1: greedy; 2 to 16: beam search (transformers' num_beams) */
 } wgx_transcribe_options;
 
 /* engine NULL: one made from the environment, owned by the model. weights: "f32" (NULL) or "q4". */

@@ -483,6 +483,7 @@ struct TranscribeOptions {
   bool translate = false;  // into English, where the model has the task
   bool timestamps = false;  // segments at the model's timestamp tokens (else one per window)
   int64_t max_new_tokens = 0;  // per window; 0: half the decoder's positions (224 for OpenAI's models)
+  int64_t beams = 1;  // 1: greedy; 2 to 16: beam search (transformers' num_beams)
   // After each window: seconds of audio done, and in all.
   std::function<void(double done_seconds, double total_seconds)> on_progress;
 };

@@ -1,12 +1,13 @@
 # wgx.SpeechModel: the demo speech model's transcripts equal transformers' greedy ones, from a
-# file and from samples; bad input raises the error that says what is wrong.
+# file and from samples, and its beam search's; bad input raises the error that says what is wrong.
 import array
+import json
 import wave
 
 import pytest
 
 import wgx
-from conftest import SPEECH
+from conftest import ROOT, SPEECH
 
 
 def samples_of(path):
@@ -40,6 +41,16 @@ def test_file_and_samples_give_transformers_text(speech, speech_reference):
     assert speech.transcribe(samples_of(path)).text == text
 
 
+def test_beams_give_transformers_text(speech):
+    # Two beams make this file's text differ from the greedy one (beams.json has both).
+    with open(ROOT / "tests" / "models" / "data" / "speech_demo" / "beams.json", encoding="utf-8") as f:
+        ref = json.load(f)
+    i = ref["files"].index("tests/models/data/speech_demo/0_000.wav")
+    greedy, two = ref["beams"]["1"][i]["text"], ref["beams"]["2"][i]["text"]
+    assert greedy != two
+    assert speech.transcribe_file(ROOT / ref["files"][i], beams=2, max_new_tokens=64).text == two
+
+
 def test_bad_input(speech, engine, tmp_path):
     with pytest.raises(wgx.BadArgumentError, match="not an audio file"):
         speech.transcribe_file(SPEECH + "/config.json")
@@ -53,6 +64,8 @@ def test_bad_input(speech, engine, tmp_path):
         speech.transcribe([0.0] * 1600, task="summarize")
     with pytest.raises(wgx.BadArgumentError, match="no samples"):
         speech.transcribe([])
+    with pytest.raises(wgx.BadArgumentError, match="beams must be 1"):
+        speech.transcribe([0.0] * 1600, beams=0)
     with pytest.raises(TypeError, match="1-D float32 buffer or a sequence"):
         speech.transcribe("abc")
     with pytest.raises(wgx.BadArgumentError, match='weights must be "f32" or "q4"'):

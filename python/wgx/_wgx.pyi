@@ -271,24 +271,25 @@ class SpeechModel:
     @staticmethod
     def is_speech_model(path: _Path) -> bool: ...
     # Options of every transcribe call: language ("en", ...; default detected), task ("transcribe"
-    # or "translate"), timestamps, max_new_tokens (per 30 s window; 0: the model's default).
+    # or "translate"), timestamps, max_new_tokens (per 30 s window; 0: the model's default), beams
+    # (1: greedy; 2 to 16: beam search, as transformers' num_beams).
     def transcribe_file(
         self, path: _Path, *, language: Optional[str] = None, task: str = "transcribe", timestamps: bool = False,
-        max_new_tokens: int = 0,
+        max_new_tokens: int = 0, beams: int = 1,
     ) -> Transcript: ...
     def transcribe_bytes(
         self, data: bytes, *, language: Optional[str] = None, task: str = "transcribe", timestamps: bool = False,
-        max_new_tokens: int = 0,
+        max_new_tokens: int = 0, beams: int = 1,
     ) -> Transcript: ...
     def transcribe(
         self, samples: Sequence[float], *, language: Optional[str] = None, task: str = "transcribe",
-        timestamps: bool = False, max_new_tokens: int = 0,
+        timestamps: bool = False, max_new_tokens: int = 0, beams: int = 1,
     ) -> Transcript: ...  # mono, 16 kHz, in [-1, 1]: a float32 buffer (numpy, array("f")) or numbers
     @property
     def info(self) -> SpeechModelInfo: ...
     def stream(
-        self, *, language: Optional[str] = None, task: str = "transcribe", max_new_tokens: int = 0, step: float = 1.0,
-        max_buffer: float = 24.0,
+        self, *, language: Optional[str] = None, task: str = "transcribe", max_new_tokens: int = 0, beams: int = 1,
+        step: float = 1.0, max_buffer: float = 24.0,
     ) -> SpeechStream: ...
 
 class SpeechStream:

@@ -169,6 +169,7 @@ wgx::TranscribeOptions transcribe_options(const wgx_transcribe_options* options)
   o.translate = options->translate != 0;
   o.timestamps = options->timestamps != 0;
   o.max_new_tokens = options->max_new_tokens;
+  if (options->beams != 0) o.beams = options->beams;
   return o;
 }
 

@@ -30,6 +30,7 @@ speech::TranscribeOptions speech_options(const TranscribeOptions& options) {
   o.task = options.translate ? speech::Task::Translate : speech::Task::Transcribe;
   o.timestamps = options.timestamps;
   o.max_new_tokens = options.max_new_tokens;
+  o.beams = options.beams;
   return o;
 }
 

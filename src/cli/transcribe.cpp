@@ -24,7 +24,7 @@ namespace {
 constexpr const char* kUsage = R"(usage: wgx transcribe --model PATH FILE... [options]
 
 The text of audio files (WAV, FLAC or Ogg; any rate and channels; '-' reads stdin) by a Whisper
-model (a Hugging Face folder of WhisperForConditionalGeneration), decoded greedily in 30 s windows. Prints the
+model (a Hugging Face folder of WhisperForConditionalGeneration), decoded in 30 s windows. Prints the
 text on stdout (with --timestamps, a line per segment: [start --> end] text); progress per
 window and timings on stderr. The model loads once for all the files; with more than one, each
 file's text follows a line "==> FILE <==", and --json writes one object a line, with "file".
@@ -34,6 +34,8 @@ file's text follows a line "==> FILE <==", and --json writes one object a line, 
   --task T            transcribe (default) or translate (into English)
   --timestamps        segments with their times
   --max-new-tokens N  tokens per window at most (default: half the model's positions, 224)
+  --beams N           beam search over N hypotheses (2 to 16; default 1: greedy), as
+                      transformers' generate(num_beams=N)
   --weights W         f32 (default) or q4 (the products of the encoder and decoder)
   --raw               FILE (or stdin) is raw PCM: signed 16-bit little-endian, mono, 16 kHz
                       (what `ffmpeg -i IN -f s16le -ac 1 -ar 16000 -` writes)
@@ -216,6 +218,8 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       o.timestamps = true;
     } else if (args.take("--max-new-tokens")) {
       o.max_new_tokens = parse_int("--max-new-tokens", args.value(), 1, 1 << 20);
+    } else if (args.take("--beams")) {
+      o.beams = parse_int("--beams", args.value(), 1, 16);
     } else if (args.take("--weights")) {
       const std::string w = args.value();
       if (w != "f32" && w != "q4") throw std::invalid_argument("transcribe: --weights is '" + w + "'; it takes f32 or q4");

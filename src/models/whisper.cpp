@@ -173,8 +173,8 @@ void build_decoder_graph(const WhisperConfig& c, const WeightSource& w, const Wh
       const ValueId q = heads4(p.linear(a + ".q_proj", h, d, d), a + ".q");
       const ValueId k = heads4(p.linear(a + ".k_proj", h, d, d, false), a + ".k");
       const ValueId v = heads4(p.linear(a + ".v_proj", h, d, d), a + ".v");
-      const ValueId kc = b.mutable_buffer(l + "k_cache", cache, {1, heads, max_t, hd});
-      const ValueId vc = b.mutable_buffer(l + "v_cache", cache, {1, heads, max_t, hd});
+      const ValueId kc = b.mutable_buffer(whisper_self_k(i), cache, {1, heads, max_t, hd});
+      const ValueId vc = b.mutable_buffer(whisper_self_v(i), cache, {1, heads, max_t, hd});
       const ValueId kn = b.op1("update_cache", {kc, k, pos}, {}, l + "k_cache.update");
       const ValueId vn = b.op1("update_cache", {vc, v, pos}, {}, l + "v_cache.update");
       b.mutate(kc, kn);
@@ -207,6 +207,8 @@ void build_decoder_graph(const WhisperConfig& c, const WeightSource& w, const Wh
 
 std::string whisper_cross_k(int64_t layer) { return "layers." + std::to_string(layer) + ".cross_k"; }
 std::string whisper_cross_v(int64_t layer) { return "layers." + std::to_string(layer) + ".cross_v"; }
+std::string whisper_self_k(int64_t layer) { return "layers." + std::to_string(layer) + ".k_cache"; }
+std::string whisper_self_v(int64_t layer) { return "layers." + std::to_string(layer) + ".v_cache"; }
 
 BuiltWhisper build_whisper(const WhisperConfig& config, const WeightSource& weights, const WhisperLoadOptions& options) {
   if (options.weights == WeightFormat::F16) {

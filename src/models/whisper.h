@@ -28,8 +28,8 @@
 // Activations are f32. Weights are f32, or q4 for every product (WeightFormat::Q4: the linear
 // layers of both parts, their x rounded to int8 in chunks of 32 where many rows multiply at once);
 // the stem, the norms and the embedding tables (the token table is also the output projection)
-// stay f32. Attention that is not over
-// the cache (the encoder's, and cross-attention) is matmul, softmax and matmul.
+// stay f32. Attention that is not over the cache (the encoder's, and cross-attention) is the
+// non-causal op `attention`.
 #pragma once
 
 #include <filesystem>
@@ -62,5 +62,8 @@ BuiltWhisper load_whisper(const std::filesystem::path& dir, const WhisperLoadOpt
 // The names the encoder's outputs and the decoder's states share, layer by layer.
 std::string whisper_cross_k(int64_t layer);
 std::string whisper_cross_v(int64_t layer);
+// The decoder's self-attention caches, layer by layer (beam search copies them between programs).
+std::string whisper_self_k(int64_t layer);
+std::string whisper_self_v(int64_t layer);
 
 }  // namespace wgx::models

@@ -213,6 +213,11 @@ class Program {
   // this way). The two must have the same storage and the output its largest shape, the
   // buffer's size; else std::invalid_argument, as for another device.
   void copy_to_state(std::string_view output, Program& target, std::string_view buffer) const;
+  // Copies mutable buffer `buffer` whole into mutable buffer `into` of `target` (this program or
+  // another on the same device built from a graph with it), on the GPU, ordered as copy_to_state
+  // (beam search forks a hypothesis's caches this way). The same storage and size, else
+  // std::invalid_argument.
+  void copy_state(std::string_view buffer, Program& target, std::string_view into) const;
 
   // Mutable buffers back to their initial contents.
   void reset_state();

@@ -100,6 +100,27 @@ void Program::copy_to_state(std::string_view output, Program& target, std::strin
   rec.submit();
 }
 
+void Program::copy_state(std::string_view buffer, Program& target, std::string_view into) const {
+  const Impl& m = *impl_;
+  Impl& t = *target.impl_;
+  if (&m.gpu != &t.gpu) throw std::invalid_argument("copy_state: the programs are on different devices");
+  const graph::MutableBuffer& a = buffer_named(m.graph, buffer);
+  const graph::MutableBuffer& b = buffer_named(t.graph, into);
+  const TensorRef& src = m.refs[a.value];
+  const TensorRef& dst = t.refs[b.value];
+  const uint64_t bytes = storage_bytes(src.storage, numel(graph::max_shape(m.graph.type(a.value).shape, m.graph.syms)));
+  const uint64_t want = storage_bytes(dst.storage, numel(graph::max_shape(t.graph.type(b.value).shape, t.graph.syms)));
+  if (src.storage != dst.storage || bytes != want) {
+    throw std::invalid_argument("copy_state: mutable buffer '" + a.name + "' (" + std::to_string(bytes) +
+                                " bytes) does not fit mutable buffer '" + b.name + "' (" + std::to_string(want) +
+                                " bytes) as they are stored");
+  }
+  if (src.buffer == dst.buffer && src.offset == dst.offset) return;
+  gpu::Recorder rec(m.gpu, "copy state");
+  rec.copy(*src.buffer, src.offset, *dst.buffer, dst.offset, gpu::round_up(bytes, 4));
+  rec.submit();
+}
+
 void Program::reset_state() {
   Impl& m = *impl_;
   if (m.graph.buffers.empty() && m.handoff.words().empty()) return;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "audio/mel.h"
@@ -13,11 +15,20 @@ namespace {
 constexpr int64_t kRate = 16000;
 constexpr int64_t kWindowSamples = 30 * kRate;
 
+// log_softmax in f32 as torch computes it before beam search's processors: x - max - log(sum).
+void log_softmax(std::span<float> x) {
+  const float m = *std::max_element(x.begin(), x.end());
+  double sum = 0;
+  for (float v : x) sum += std::exp(static_cast<double>(v - m));
+  const auto log_sum = static_cast<float>(std::log(sum));
+  for (float& v : x) v = v - m - log_sum;
+}
+
 }  // namespace
 
 Transcriber::Transcriber(gpu::Context& gpu, const models::BuiltWhisper& model, tokenizer::Tokenizer tokenizer,
                          const runtime::RuntimeOptions& options)
-    : gpu_(gpu), config_(model.config), tok_(std::move(tokenizer)) {
+    : gpu_(gpu), config_(model.config), tok_(std::move(tokenizer)), decoder_graph_(model.decoder), options_(options) {
   encoder_ = std::make_unique<runtime::Program>(gpu, model.encoder, model.encoder_weights, options);
   decoder_ = std::make_unique<runtime::Program>(gpu, model.decoder, model.decoder_weights, options);
   if (const auto begin = config_.timestamp_begin(); begin && *begin < config_.vocab_size) {
@@ -32,6 +43,7 @@ void Transcriber::encode(std::span<const float> features) {
   for (int64_t i = 0; i < config_.decoder_layers; ++i) {
     for (const std::string& name : {models::whisper_cross_k(i), models::whisper_cross_v(i)}) {
       encoder_->copy_to_state(name, *decoder_, name);
+      for (const auto& d : beam_decoders_) encoder_->copy_to_state(name, *d, name);
     }
   }
   // The window's encoder time is its GPU work: without this wait it would land in the decoder's
@@ -47,19 +59,46 @@ std::vector<gpu::DispatchTiming> Transcriber::profile_encoder() {
   return t;
 }
 
-std::vector<float> Transcriber::step(std::span<const int32_t> tokens, int64_t pos) {
+void Transcriber::ensure_decoders(size_t n) {
+  const graph::WeightStore none;  // every constant is decoder_'s
+  while (beam_decoders_.size() + 1 < n) {
+    auto d = std::make_unique<runtime::Program>(gpu_, decoder_graph_, none, *decoder_, options_);
+    for (int64_t i = 0; i < config_.decoder_layers; ++i) {
+      for (const std::string& name : {models::whisper_cross_k(i), models::whisper_cross_v(i)}) {
+        decoder_->copy_state(name, *d, name);
+      }
+    }
+    beam_decoders_.push_back(std::move(d));
+  }
+}
+
+namespace {
+
+// Feeds `tokens` at `pos` and runs the step (the logits are read by last_logits).
+void start_step(runtime::Program& decoder, std::span<const int32_t> tokens, int64_t pos) {
   std::vector<int32_t> positions(tokens.size());
   for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(pos + static_cast<int64_t>(i));
   const auto n = static_cast<int64_t>(tokens.size());
-  decoder_->set_sym("input_pos", pos);
-  decoder_->set_input<int32_t>("tokens", tokens, {1, n});
-  decoder_->set_input<int32_t>("positions", positions, {1, n});
-  decoder_->execute();
-  std::vector<float> logits = decoder_->read_f32("logits");
+  decoder.set_sym("input_pos", pos);
+  decoder.set_input<int32_t>("tokens", tokens, {1, n});
+  decoder.set_input<int32_t>("positions", positions, {1, n});
+  decoder.execute();
+}
+
+std::vector<float> last_logits(const runtime::Program& decoder, int64_t vocab_size) {
+  std::vector<float> logits = decoder.read_f32("logits");
   // With all_logits the output holds every position's; the last one decides.
-  const auto vocab = static_cast<size_t>(config_.vocab_size);
+  const auto vocab = static_cast<size_t>(vocab_size);
   if (logits.size() > vocab) logits.erase(logits.begin(), logits.end() - static_cast<ptrdiff_t>(vocab));
   return logits;
+}
+
+}  // namespace
+
+std::vector<float> Transcriber::step(std::span<const int32_t> tokens, int64_t pos, runtime::Program* decoder) {
+  runtime::Program& d = decoder ? *decoder : *decoder_;
+  start_step(d, tokens, pos);
+  return last_logits(d, config_.vocab_size);
 }
 
 std::string Transcriber::detect_language() {
@@ -92,6 +131,10 @@ void Transcriber::check(const TranscribeOptions& o) const {
   }
   if (o.timestamps && !ts_) throw std::invalid_argument("this model has no timestamp tokens");
   if (o.max_new_tokens < 0) throw std::invalid_argument("max_new_tokens must be >= 0");
+  if (o.beams < 1 || o.beams > kMaxBeams) {
+    throw std::invalid_argument("beams must be 1 (greedy) to " + std::to_string(kMaxBeams) + ", not " +
+                                std::to_string(o.beams));
+  }
 }
 
 std::vector<int32_t> Transcriber::prompt(const std::string& language, const TranscribeOptions& o) const {
@@ -109,19 +152,126 @@ std::vector<int32_t> Transcriber::generate(const std::vector<int32_t>& prompt, c
   const int64_t room = config_.max_target_positions - static_cast<int64_t>(prompt.size());
   if (room < 1) throw std::invalid_argument("the prompt fills the decoder's positions");
   const int64_t limit = std::min(room, o.max_new_tokens > 0 ? o.max_new_tokens : config_.max_target_positions / 2);
+  if (o.beams > 1) return generate_beams(prompt, o, limit);
   std::vector<int32_t> out;
   std::vector<float> logits = step(prompt, 0);
   int64_t pos = static_cast<int64_t>(prompt.size());
   while (static_cast<int64_t>(out.size()) < limit) {
-    if (o.timestamps) apply_timestamp_rules(logits, out, *ts_);
-    suppress(logits, config_.suppress_tokens);
-    if (out.empty()) suppress(logits, config_.begin_suppress_tokens);
+    filter(logits, out, o);
     const int32_t next = argmax(logits);
     out.push_back(next);
     if (next == config_.eos_token_id || static_cast<int64_t>(out.size()) == limit) break;
     logits = step(std::span<const int32_t>(&next, 1), pos++);
   }
   return out;
+}
+
+void Transcriber::filter(std::span<float> scores, const std::vector<int32_t>& generated,
+                         const TranscribeOptions& o) const {
+  if (o.timestamps) apply_timestamp_rules(scores, generated, *ts_);
+  suppress(scores, config_.suppress_tokens);
+  if (generated.empty()) suppress(scores, config_.begin_suppress_tokens);
+}
+
+// transformers' beam search (generate(num_beams = n), length penalty 1, early_stopping false):
+// each step every running hypothesis's log-probs (log_softmax, then the rules) plus its score;
+// of the best 2n continuations, <|endoftext|> (or any continuation at the length limit) among
+// the first n finishes a hypothesis, scored by its sum over its length, and the best n others
+// run on. The search ends when every candidate finishes, or when n have finished and the best
+// running score over its length is no better than the worst finished one. A hypothesis that
+// forks gets a decoder of its own: its parent's caches are copied into one whose hypothesis
+// ended (the first child keeps the parent's).
+std::vector<int32_t> Transcriber::generate_beams(const std::vector<int32_t>& prompt, const TranscribeOptions& o,
+                                                 int64_t limit) {
+  struct Hypothesis {
+    std::vector<int32_t> tokens;  // after the prompt
+    float score = 0;              // running: the sum of log-probs; finished: over the length
+    size_t decoder = 0;           // running: its program in `decoders`; a candidate: its parent
+  };
+  const auto n = static_cast<size_t>(o.beams);
+  ensure_decoders(n);
+  std::vector<runtime::Program*> decoders{decoder_.get()};
+  for (size_t i = 0; i + 1 < n; ++i) decoders.push_back(beam_decoders_[i].get());
+  const auto vocab = static_cast<size_t>(config_.vocab_size);
+  const auto start = static_cast<int64_t>(prompt.size());
+  std::vector<Hypothesis> running{{{}, 0.f, 0}}, finished;
+  std::vector<std::vector<float>> logits{step(prompt, 0, decoders[0])};
+  for (int64_t len = 0;; ++len) {
+    std::vector<float> scores(running.size() * vocab);
+    for (size_t b = 0; b < running.size(); ++b) {
+      const std::span<float> row(scores.data() + b * vocab, vocab);
+      std::copy(logits[b].begin(), logits[b].end(), row.begin());
+      log_softmax(row);
+      filter(row, running[b].tokens, o);
+      for (float& x : row) x += running[b].score;
+    }
+    // The best 2n, ties to the lower (beam, token) as they are laid out.
+    const size_t k = std::min(2 * n, scores.size());
+    std::vector<uint32_t> order(scores.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::partial_sort(order.begin(), order.begin() + static_cast<ptrdiff_t>(k), order.end(), [&](uint32_t a, uint32_t b) {
+      return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+    });
+    const bool at_limit = len + 1 >= limit;
+    std::vector<Hypothesis> next, done;
+    bool all_done = true;
+    for (size_t c = 0; c < k; ++c) {
+      const size_t parent = order[c] / vocab;
+      const auto token = static_cast<int32_t>(order[c] % vocab);
+      const float score = scores[order[c]];
+      if (at_limit || token == config_.eos_token_id) {
+        if (c < n) {
+          std::vector<int32_t> t = running[parent].tokens;
+          t.push_back(token);
+          done.push_back({std::move(t), score / static_cast<float>(len + 1), 0});
+        }
+        continue;
+      }
+      all_done = false;
+      if (next.size() < n) {
+        std::vector<int32_t> t = running[parent].tokens;
+        t.push_back(token);
+        next.push_back({std::move(t), score, parent});
+      }
+    }
+    // The best n finished so far (earlier ones first among equals).
+    finished.insert(finished.end(), done.begin(), done.end());
+    std::stable_sort(finished.begin(), finished.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    if (finished.size() > n) finished.resize(n);
+    if (all_done) break;
+    if (finished.size() == n && !(next[0].score / static_cast<float>(len + 1) > finished.back().score)) break;
+
+    // Decoders: a parent's first child keeps its parent's; the others take those left free.
+    std::vector<bool> kept(running.size(), false), used(n, false);
+    std::vector<size_t> forks;
+    for (size_t j = 0; j < next.size(); ++j) {
+      const size_t parent = next[j].decoder;
+      if (!kept[parent]) {
+        kept[parent] = true;
+        next[j].decoder = running[parent].decoder;
+        used[next[j].decoder] = true;
+      } else {
+        forks.push_back(j);
+      }
+    }
+    size_t free = 0;
+    for (size_t j : forks) {
+      while (used[free]) ++free;
+      used[free] = true;
+      const runtime::Program& from = *decoders[running[next[j].decoder].decoder];
+      for (int64_t i = 0; i < config_.decoder_layers; ++i) {
+        from.copy_state(models::whisper_self_k(i), *decoders[free], models::whisper_self_k(i));
+        from.copy_state(models::whisper_self_v(i), *decoders[free], models::whisper_self_v(i));
+      }
+      next[j].decoder = free;
+    }
+    running = std::move(next);
+    for (const Hypothesis& h : running) start_step(*decoders[h.decoder], std::span(&h.tokens.back(), 1), start + len);
+    logits.clear();
+    for (const Hypothesis& h : running) logits.push_back(last_logits(*decoders[h.decoder], config_.vocab_size));
+  }
+  return finished.front().tokens;
 }
 
 Transcript Transcriber::transcribe(std::span<const float> samples, const TranscribeOptions& options,

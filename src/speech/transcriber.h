@@ -8,7 +8,8 @@
 // A window: log-mel features (audio/mel.h) -> the encoder -> its cross-attention keys and values
 // copied into the decoder's state on the GPU (runtime::Program::copy_to_state) -> the prompt
 // <|startoftranscript|> [<|lang|> <|task|>] [<|notimestamps|>] -> one token a step, the last
-// position's logits read back and filtered on the host, until <|endoftext|>. Without
+// position's logits read back and filtered on the host, until <|endoftext|> (or beam search over
+// decoder programs that share the weights, a hypothesis's caches copied on the GPU where it forks). Without
 // timestamps the windows follow each other every 30 s; with them, a window that ends inside a
 // segment is followed by one starting at that segment's start.
 #pragma once
@@ -37,7 +38,12 @@ struct TranscribeOptions {
   Task task = Task::Transcribe;
   bool timestamps = false;
   int64_t max_new_tokens = 0;  // per window; 0: half the decoder's positions (224), as Whisper does
+  // 1: greedy; more: beam search over that many hypotheses, as transformers' generate(num_beams)
+  // (length penalty 1, early_stopping false), each in a decoder program of its own.
+  int64_t beams = 1;
 };
+
+constexpr int64_t kMaxBeams = 16;
 
 struct Segment {
   double start = 0, end = 0;  // seconds from the audio's start
@@ -77,8 +83,8 @@ class Transcriber {
 
   // The steps of one window (for tests and streams). encode(): features [n_mels, 3000] into the encoder and
   // its keys and values into the decoder's state. detect_language(): the language token likeliest
-  // after <|startoftranscript|> ("en"). prompt(): the window's first tokens. generate(): greedy
-  // tokens after `prompt`, up to and with <|endoftext|>.
+  // after <|startoftranscript|> ("en"). prompt(): the window's first tokens. generate(): the
+  // tokens after `prompt` (greedy, or the best beam), up to and with <|endoftext|>.
   void encode(std::span<const float> features);
   std::string detect_language();
   std::vector<int32_t> prompt(const std::string& language, const TranscribeOptions& options) const;
@@ -88,13 +94,22 @@ class Transcriber {
   std::vector<gpu::DispatchTiming> profile_encoder();
 
  private:
-  // The last position's logits after feeding `tokens` at `pos`.
-  std::vector<float> step(std::span<const int32_t> tokens, int64_t pos);
+  // The last position's logits after feeding `tokens` at `pos` to `decoder` (decoder_ by default).
+  std::vector<float> step(std::span<const int32_t> tokens, int64_t pos, runtime::Program* decoder = nullptr);
+  // Whisper's rules for the next token after `generated`, in place on its logits or log-probs.
+  void filter(std::span<float> scores, const std::vector<int32_t>& generated, const TranscribeOptions& o) const;
+  std::vector<int32_t> generate_beams(const std::vector<int32_t>& prompt, const TranscribeOptions& o, int64_t limit);
+  // decoder_ and at least `n` - 1 more decoders, each with the window's cross keys and values.
+  void ensure_decoders(size_t n);
 
   gpu::Context& gpu_;
   models::WhisperConfig config_;
   tokenizer::Tokenizer tok_;
   std::unique_ptr<runtime::Program> encoder_, decoder_;
+  // Beam search's further decoders (made when first needed), sharing decoder_'s weights.
+  graph::Graph decoder_graph_;
+  runtime::RuntimeOptions options_;
+  std::vector<std::unique_ptr<runtime::Program>> beam_decoders_;
   std::optional<TimestampTokens> ts_;
 };
 

@@ -154,6 +154,15 @@ int main(void) {
   CHECK(wgx_speech_stream_push(stream, silence, 1, &piece) == WGX_ERROR_BAD_ARGUMENT);  /* finished */
   wgx_speech_stream_destroy(stream);
   wgx_speech_stream_destroy(NULL);
+  /* Beam search: a count out of range is an error that names it; two beams transcribe. */
+  to.beams = 17;
+  CHECK(wgx_transcribe_samples(speech, silence, 16000, &to, &none) == WGX_ERROR_BAD_ARGUMENT && none == NULL);
+  CHECK(strstr(wgx_last_error(), "beams") != NULL);
+  to.beams = 2;
+  wgx_transcript* beamed = NULL;
+  CHECK(wgx_transcribe_samples(speech, silence, 16000, &to, &beamed) == WGX_OK && beamed != NULL);
+  wgx_transcript_destroy(beamed);
+  to.beams = 0;
   to.language = "xx";
   CHECK(wgx_transcribe_samples(speech, silence, 16000, &to, &none) == WGX_ERROR_BAD_ARGUMENT && none == NULL);
   wgx_transcript_destroy(tr);

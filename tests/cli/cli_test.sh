@@ -457,6 +457,8 @@ case "$case_name" in
     expect_err 'language "xx" is not one of the model'"'"'s: de, en, es, fr, ja'
     run 2 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --task summarize
     expect_err "it takes transcribe or translate"
+    run 2 "$wgx" transcribe --model "$dir" "$dir/sample.wav" --beams 17
+    expect_err "beams 17 is out of range \[1, 16\]"
     run 4 "$wgx" transcribe --model "$tmp/none" "$dir/sample.wav"
     expect_err "$tmp/none: not a folder" ;;
   transcribe_demo)

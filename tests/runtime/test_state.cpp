@@ -136,6 +136,44 @@ TEST(State, CopyToStateHandsAnOutputToAnotherProgram) {
   EXPECT_THROW(source.copy_to_state("twice", target, "nope"), std::invalid_argument);
 }
 
+// copy_state: one program's state becomes another's (beam search forking a hypothesis's
+// caches); the source keeps its own, the next execute of each goes on from its copy, and a
+// buffer of another size is refused.
+TEST(State, CopyStateForksAState) {
+  GraphBuilder a, c;
+  Program source(shared_context(), accumulator(a, true, true), a.weights());
+  Program fork(shared_context(), accumulator(c, true, true), c.weights());
+  const auto x1 = random_floats(35, 6), x2 = random_floats(35, 7);
+  source.set_input<float>("x", x1, {5, 7});
+  source.execute();
+  const std::vector<float> zeros(35, 0.f);
+  EXPECT_EQ(fork.read_state_f32("acc"), zeros);  // control: nothing copied yet
+  source.copy_state("acc", fork, "acc");
+  EXPECT_TRUE(close(fork.read_state_f32("acc"), x1));
+  fork.set_input<float>("x", x2, {5, 7});
+  fork.execute();
+  source.set_input<float>("x", x1, {5, 7});
+  source.execute();
+  std::vector<float> forked(35), kept(35);
+  for (size_t i = 0; i < 35; ++i) {
+    forked[i] = x1[i] + x2[i];
+    kept[i] = 2 * x1[i];
+  }
+  EXPECT_TRUE(close(fork.read_state_f32("acc"), forked));
+  EXPECT_TRUE(close(source.read_state_f32("acc"), kept));
+  GraphBuilder d;
+  auto small = d.mutable_buffer("small", DType::f32, {5, 6});
+  d.mutate(small, d.op1("add", {small, d.input("x", DType::f32, {5, 6})}));
+  Program other(shared_context(), d.build(), d.weights());
+  try {
+    source.copy_state("acc", other, "small");
+    ADD_FAILURE() << "a buffer of another size was copied";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit mutable buffer 'small'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(source.copy_state("acc", fork, "nope"), std::invalid_argument);
+}
+
 TEST(State, FreshProgramPerStepDiverges) {
   // Negative control: without the persistent buffer carrying over, the result is only the last x.
   std::vector<float> persistent, fresh;
