@@ -50,12 +50,8 @@ std::vector<std::string> Stream::hypothesis(size_t samples) {
   t_.encode(mel.values);
   if (language_.empty() && t_.config().multilingual()) language_ = t_.detect_language();
   const std::vector<int32_t> tokens = t_.generate(t_.prompt(language_, options_), options_);
-  std::vector<int32_t> text;
-  for (int32_t id : tokens) {
-    if (id < t_.config().eos_token_id) text.push_back(id);
-  }
   ++hypotheses_;
-  return words_of(t_.tokenizer().decode(text, true));
+  return words_of(t_.text_of(tokens));
 }
 
 std::string Stream::commit(std::span<const std::string> words) {

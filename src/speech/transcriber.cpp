@@ -274,6 +274,14 @@ std::vector<int32_t> Transcriber::generate_beams(const std::vector<int32_t>& pro
   return finished.front().tokens;
 }
 
+std::string Transcriber::text_of(std::span<const int32_t> tokens) const {
+  std::vector<int32_t> text;
+  for (int32_t id : tokens) {
+    if (id < config_.eos_token_id) text.push_back(id);
+  }
+  return tok_.decode(text, true);
+}
+
 Transcript Transcriber::transcribe(std::span<const float> samples, const TranscribeOptions& options,
                                    const TranscribeProgress& progress) {
   check(options);
@@ -308,11 +316,7 @@ Transcript Transcriber::transcribe(std::span<const float> samples, const Transcr
       // A window must move on; a first timestamp of 0 would start it again where it was.
       if (split.consumed > 0) consumed = std::min(split.consumed, window_seconds);
     } else {
-      std::vector<int32_t> text;
-      for (int32_t id : tokens) {
-        if (id < config_.eos_token_id) text.push_back(id);
-      }
-      r.segments.push_back({offset, offset + window_seconds, tok_.decode(text, true)});
+      r.segments.push_back({offset, offset + window_seconds, text_of(tokens)});
     }
     seek += static_cast<size_t>(std::max<int64_t>(1, static_cast<int64_t>(consumed * kRate)));
     if (progress) progress(std::min(total, static_cast<double>(seek) / kRate), total);

@@ -80,6 +80,8 @@ class Transcriber {
 
   // std::invalid_argument for options the model cannot follow.
   void check(const TranscribeOptions& options) const;
+  // The text of generated tokens (those below <|endoftext|>: no timestamps, no specials).
+  std::string text_of(std::span<const int32_t> tokens) const;
 
   // The steps of one window (for tests and streams). encode(): features [n_mels, 3000] into the encoder and
   // its keys and values into the decoder's state. detect_language(): the language token likeliest
