@@ -34,11 +34,13 @@ speech::TranscribeOptions speech_options(const TranscribeOptions& options) {
   return o;
 }
 
-Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const TranscribeOptions& options) {
+// `source`: samples in memory, or an audio::AudioReader read a window at a time.
+template <typename Source>
+Transcript run(SpeechModel::Impl& impl, Source&& source, const TranscribeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const speech::TranscribeOptions o = speech_options(options);
   std::lock_guard lock(impl.mutex);
-  const speech::Transcript r = impl.transcriber->transcribe(samples, o, options.on_progress);
+  const speech::Transcript r = impl.transcriber->transcribe(source, o, options.on_progress);
   Transcript out;
   out.text = r.text;
   out.language = r.language;
@@ -47,7 +49,7 @@ Transcript run(SpeechModel::Impl& impl, std::span<const float> samples, const Tr
   out.tokens = static_cast<int64_t>(r.tokens.size());
   out.encode_seconds = r.encode_seconds;
   out.decode_seconds = r.decode_seconds;
-  out.audio_seconds = static_cast<double>(samples.size()) / audio::kSampleRate;
+  out.audio_seconds = r.audio_seconds;
   out.seconds = since(t0);
   return out;
 }
@@ -101,25 +103,23 @@ std::vector<float> load_audio(const std::string& path) {
 
 Transcript SpeechModel::transcribe_file(const std::string& audio_path, const TranscribeOptions& options) const {
   return translated(ErrorKind::BadArgument, [&] {
-    audio::Audio a;
     try {
-      a = audio::load_audio(audio_path);
+      audio::AudioReader reader{std::filesystem::path(audio_path)};  // a window at a time: hours of audio fit
+      return run(*impl_, reader, options);
     } catch (const audio::AudioError& e) {
       throw Error(ErrorKind::BadArgument, e.what());
     }
-    return run(*impl_, a.samples, options);
   });
 }
 
 Transcript SpeechModel::transcribe_file_bytes(std::span<const uint8_t> file, const TranscribeOptions& options) const {
   return translated(ErrorKind::BadArgument, [&] {
-    audio::Audio a;
     try {
-      a = audio::decode_audio(file, "<bytes>");
+      audio::AudioReader reader(file, "<bytes>");
+      return run(*impl_, reader, options);
     } catch (const audio::AudioError& e) {
       throw Error(ErrorKind::BadArgument, e.what());
     }
-    return run(*impl_, a.samples, options);
   });
 }
 

@@ -219,6 +219,9 @@ bool AudioReader::done() const { return state_->finished && state_->pending_at =
 int AudioReader::source_rate() const { return state_->info.samplerate; }
 int AudioReader::source_channels() const { return state_->info.channels; }
 int64_t AudioReader::source_frames_read() const { return state_->frames_read; }
+double AudioReader::header_seconds() const {
+  return static_cast<double>(state_->info.frames) / static_cast<double>(state_->info.samplerate);
+}
 const std::string& AudioReader::name() const { return state_->name; }
 
 namespace {

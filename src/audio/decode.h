@@ -65,6 +65,8 @@ class AudioReader {
   int source_rate() const;
   int source_channels() const;
   int64_t source_frames_read() const;
+  // The source's length by its header, in seconds (a file cut short holds less).
+  double header_seconds() const;
   const std::string& name() const;
 
  private:

@@ -284,19 +284,58 @@ std::string Transcriber::text_of(std::span<const int32_t> tokens) const {
 
 Transcript Transcriber::transcribe(std::span<const float> samples, const TranscribeOptions& options,
                                    const TranscribeProgress& progress) {
+  auto window_at = [samples](size_t seek, size_t count) {
+    const size_t from = std::min(seek, samples.size());
+    return samples.subspan(from, std::min(count, samples.size() - from));
+  };
+  return transcribe_windows(window_at, static_cast<double>(samples.size()) / kRate, options, progress);
+}
+
+Transcript Transcriber::transcribe(audio::AudioReader& reader, const TranscribeOptions& options,
+                                   const TranscribeProgress& progress) {
+  // buffer holds the samples from buffer_start on: at most a window, and what the last read added.
+  std::vector<float> buffer;
+  size_t buffer_start = 0;
+  auto window_at = [&](size_t seek, size_t count) {
+    const size_t drop = std::min(seek - buffer_start, buffer.size());
+    buffer.erase(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(drop));
+    buffer_start += drop;
+    while (buffer_start + buffer.size() < seek + count && !reader.done()) {
+      const size_t want = seek + count - buffer_start - buffer.size();
+      const size_t at = buffer.size();
+      buffer.resize(at + want);
+      buffer.resize(at + reader.read(std::span<float>(buffer).subspan(at)));
+      if (buffer_start < seek) {  // a seek past the buffer (not made by transcribe_windows): skip
+        const size_t skip = std::min(seek - buffer_start, buffer.size());
+        buffer.erase(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(skip));
+        buffer_start += skip;
+      }
+    }
+    const std::span<const float> held(buffer);
+    if (buffer_start < seek) return held.subspan(0, 0);
+    return held.subspan(0, std::min(count, held.size()));
+  };
+  return transcribe_windows(window_at, reader.header_seconds(), options, progress);
+}
+
+Transcript Transcriber::transcribe_windows(const WindowSource& window_at, double total_seconds,
+                                           const TranscribeOptions& options, const TranscribeProgress& progress) {
   check(options);
-  if (samples.empty()) throw std::invalid_argument("the audio has no samples");
   Transcript r;
   r.language = options.language;
-  const double total = static_cast<double>(samples.size()) / kRate;
   const auto n_mels = static_cast<int>(config_.num_mel_bins);
   size_t seek = 0;
-  while (seek < samples.size()) {
-    const size_t len = std::min<size_t>(kWindowSamples, samples.size() - seek);
+  while (true) {
+    const std::span<const float> window = window_at(seek, kWindowSamples);
+    if (window.empty()) {
+      if (seek == 0) throw std::invalid_argument("the audio has no samples");
+      break;
+    }
+    const size_t len = window.size();
     const double offset = static_cast<double>(seek) / kRate;
     const double window_seconds = static_cast<double>(len) / kRate;
     const auto t0 = std::chrono::steady_clock::now();
-    const audio::MelSpec mel = audio::log_mel(samples.subspan(seek, len), n_mels);
+    const audio::MelSpec mel = audio::log_mel(window, n_mels);
     encode(mel.values);
     const auto t1 = std::chrono::steady_clock::now();
     if (r.language.empty() && config_.multilingual()) r.language = detect_language();
@@ -318,8 +357,10 @@ Transcript Transcriber::transcribe(std::span<const float> samples, const Transcr
     } else {
       r.segments.push_back({offset, offset + window_seconds, text_of(tokens)});
     }
+    r.audio_seconds = std::max(r.audio_seconds, offset + window_seconds);
     seek += static_cast<size_t>(std::max<int64_t>(1, static_cast<int64_t>(consumed * kRate)));
-    if (progress) progress(std::min(total, static_cast<double>(seek) / kRate), total);
+    const double done = std::min(r.audio_seconds, static_cast<double>(seek) / kRate);
+    if (progress) progress(done, std::max(total_seconds, r.audio_seconds));
   }
   for (const Segment& s : r.segments) r.text += s.text;
   return r;

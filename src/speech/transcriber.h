@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "audio/decode.h"
 #include "gpu/context.h"
 #include "models/whisper.h"
 #include "runtime/options.h"
@@ -56,6 +57,7 @@ struct Transcript {
   std::vector<Segment> segments;
   std::vector<int32_t> tokens;  // every window's generated tokens, timestamps included
   int64_t windows = 0;
+  double audio_seconds = 0;  // the samples transcribed
   // Wall time: features and the encoder with its keys and values in the decoder's state; the
   // decoding steps (language detection included).
   double encode_seconds = 0, decode_seconds = 0;
@@ -76,6 +78,11 @@ class Transcriber {
   // model cannot follow (an unknown language, translate on an English-only model, timestamps on
   // a model without them) and for empty audio.
   Transcript transcribe(std::span<const float> samples, const TranscribeOptions& options,
+                        const TranscribeProgress& progress = {});
+  // The same from a reader, a window at a time: memory holds one window of samples, whatever
+  // the audio's length (hours of it). The progress's total is the header's length. Throws
+  // audio::AudioError where the reader does.
+  Transcript transcribe(audio::AudioReader& reader, const TranscribeOptions& options,
                         const TranscribeProgress& progress = {});
 
   // std::invalid_argument for options the model cannot follow.
@@ -98,6 +105,11 @@ class Transcriber {
  private:
   // The last position's logits after feeding `tokens` at `pos` to `decoder` (decoder_ by default).
   std::vector<float> step(std::span<const int32_t> tokens, int64_t pos, runtime::Program* decoder = nullptr);
+  // The samples from `seek` on, up to `count` of them (fewer only at the audio's end; `seek` never
+  // goes back before an earlier call's).
+  using WindowSource = std::function<std::span<const float>(size_t seek, size_t count)>;
+  Transcript transcribe_windows(const WindowSource& window_at, double total_seconds, const TranscribeOptions& options,
+                                const TranscribeProgress& progress);
   // Whisper's rules for the next token after `generated`, in place on its logits or log-probs.
   void filter(std::span<float> scores, const std::vector<int32_t>& generated, const TranscribeOptions& o) const;
   std::vector<int32_t> generate_beams(const std::vector<int32_t>& prompt, const TranscribeOptions& o, int64_t limit);

@@ -8,7 +8,10 @@
 // Bad requests (an unknown language, empty audio) are errors that say why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -119,6 +122,61 @@ TEST(WhisperTranscribe, LongAudioInWindows) {
   EXPECT_EQ(r.windows, 2);  // 40.5 s: a window of 30 s and one of 10.5 s
   ASSERT_EQ(r.segments.size(), 2u);
   EXPECT_DOUBLE_EQ(r.segments[1].start, 30.0);
+}
+
+// A file read a window at a time (the reader the API uses for files) gives what its samples in
+// memory give, with and without timestamps (whose windows start again inside the last one).
+TEST(WhisperTranscribe, FromAReaderAsFromSamples) {
+  Loaded l = load("tiny_whisper");
+  const audio::Audio a = audio::load_audio(folder("tiny_whisper") / "sample.wav");
+  std::vector<int16_t> pcm;
+  while (pcm.size() < 16000 * 70) {
+    for (float x : a.samples) pcm.push_back(static_cast<int16_t>(std::lround(std::clamp(x, -1.f, 1.f) * 32767)));
+  }
+  const std::filesystem::path wav = std::filesystem::temp_directory_path() / "wgx_reader_test.wav";
+  {
+    std::ofstream out(wav, std::ios::binary);
+    auto u32 = [&](uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
+    auto u16 = [&](uint16_t v) { out.write(reinterpret_cast<const char*>(&v), 2); };
+    const auto bytes = static_cast<uint32_t>(pcm.size() * 2);
+    out.write("RIFF", 4);
+    u32(36 + bytes);
+    out.write("WAVEfmt ", 8);
+    u32(16);
+    u16(1);
+    u16(1);
+    u32(16000);
+    u32(32000);
+    u16(2);
+    u16(16);
+    out.write("data", 4);
+    u32(bytes);
+    out.write(reinterpret_cast<const char*>(pcm.data()), bytes);
+  }
+  const std::vector<float> samples = audio::load_audio(wav).samples;
+  for (bool timestamps : {false, true}) {
+    SCOPED_TRACE(timestamps ? "timestamps" : "plain");
+    TranscribeOptions o;
+    o.language = "en";
+    o.timestamps = timestamps;
+    o.max_new_tokens = 6;
+    const Transcript want = l.t->transcribe(samples, o);
+    audio::AudioReader reader(wav);
+    double last_total = 0;
+    const Transcript got = l.t->transcribe(reader, o, [&](double, double total) { last_total = total; });
+    EXPECT_EQ(got.tokens, want.tokens);
+    EXPECT_EQ(got.text, want.text);
+    EXPECT_EQ(got.windows, want.windows);
+    EXPECT_GE(got.windows, 3);
+    ASSERT_EQ(got.segments.size(), want.segments.size());
+    for (size_t i = 0; i < got.segments.size(); ++i) {
+      EXPECT_EQ(got.segments[i].start, want.segments[i].start);
+      EXPECT_EQ(got.segments[i].end, want.segments[i].end);
+    }
+    EXPECT_DOUBLE_EQ(got.audio_seconds, static_cast<double>(samples.size()) / 16000);
+    EXPECT_DOUBLE_EQ(last_total, got.audio_seconds);
+  }
+  std::filesystem::remove(wav);
 }
 
 TEST(WhisperTranscribe, BadRequestsSayWhy) {
