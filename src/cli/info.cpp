@@ -36,6 +36,20 @@ int run_info(const GlobalOptions& global, const std::vector<std::string>& args) 
               f.timestamp_query ? "yes" : "no", f.subgroups ? "yes" : "no",
               f.shader_f16 ? "yes" : "no (f16 stored as packed pairs in u32)");
   if (f.subgroups) std::printf("subgroups    %u..%u lanes\n", a.subgroup_min_size, a.subgroup_max_size);
+  // Tensor cores from WGSL: Dawn's experimental feature, looked up by the pinned build's number
+  // (another Dawn, WGX_DAWN_LIBRARY, may number it differently). No kernel uses it yet.
+  if (a.subgroup_matrix) {
+    std::string shapes;
+    for (const gpu::SubgroupMatrixConfig& c : a.subgroup_matrix_configs) {
+      shapes += (shapes.empty() ? "" : ", ") + c.component + "->" + c.result + " " + std::to_string(c.m) + "x" +
+                std::to_string(c.n) + "x" + std::to_string(c.k);
+    }
+    std::printf("subgroup matrices  yes (chromium-experimental-subgroup-matrix): %s\n",
+                shapes.empty() ? "no configurations listed" : shapes.c_str());
+  } else {
+    std::printf("subgroup matrices  no (chromium-experimental-subgroup-matrix, 0x%x in the pinned Dawn, is not offered)\n",
+                static_cast<unsigned>(gpu::kSubgroupMatrixFeature));
+  }
   std::string all;
   for (const std::string& name : ctx.adapter_features()) all += (all.empty() ? "" : " ") + name;
   std::printf("adapter has  %s\n", all.c_str());

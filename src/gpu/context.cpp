@@ -274,9 +274,33 @@ void Context::request_adapter() {
   adapter_handle_ = decltype(adapter_handle_)(result.adapter);
 
   WGPUAdapterInfo info{};
+#ifndef __EMSCRIPTEN__  // a browser's WebGPU has no such feature
+  WGPUAdapterPropertiesSubgroupMatrixConfigs matrices{};
+  matrices.chain.sType = WGPUSType_AdapterPropertiesSubgroupMatrixConfigs;
+  adapter_.subgroup_matrix = wgpuAdapterHasFeature(result.adapter, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
+  if (adapter_.subgroup_matrix) info.nextInChain = &matrices.chain;
+#endif
   if (wgpuAdapterGetInfo(result.adapter, &info) != WGPUStatus_Success) {
     throw setup_error("wgpuAdapterGetInfo failed");
   }
+#ifndef __EMSCRIPTEN__
+  if (adapter_.subgroup_matrix) {
+    auto type_name = [](WGPUSubgroupMatrixComponentType t) -> std::string {
+      switch (t) {
+        case WGPUSubgroupMatrixComponentType_F32: return "f32";
+        case WGPUSubgroupMatrixComponentType_F16: return "f16";
+        case WGPUSubgroupMatrixComponentType_U32: return "u32";
+        case WGPUSubgroupMatrixComponentType_I32: return "i32";
+      }
+      return "type " + std::to_string(static_cast<uint32_t>(t));
+    };
+    for (size_t i = 0; i < matrices.configCount; ++i) {
+      const WGPUSubgroupMatrixConfig& c = matrices.configs[i];
+      adapter_.subgroup_matrix_configs.push_back({type_name(c.componentType), type_name(c.resultComponentType), c.M, c.N, c.K});
+    }
+    wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers(matrices);
+  }
+#endif
   adapter_.vendor = to_string(info.vendor);
   adapter_.architecture = to_string(info.architecture);
   adapter_.device = to_string(info.device);

@@ -94,12 +94,25 @@ struct Limits {
   uint32_t max_compute_workgroups_per_dimension = 0;
 };
 
+// The pinned Dawn's number for its chromium-experimental-subgroup-matrix feature.
+inline constexpr uint32_t kSubgroupMatrixFeature = WGPUFeatureName_ChromiumExperimentalSubgroupMatrix;
+
+// A shape the adapter multiplies in subgroup matrices: M x K times K x N, accumulated in `result`.
+struct SubgroupMatrixConfig {
+  std::string component, result;  // "f32", "f16", "u32", "i32"
+  uint32_t m = 0, n = 0, k = 0;
+};
+
 struct AdapterDescription {
   std::string vendor, architecture, device, description;
   std::string backend;       // "Vulkan", "OpenGLES", ...
   std::string adapter_type;  // "discrete GPU", "integrated GPU", "CPU", "unknown"
   uint32_t vendor_id = 0, device_id = 0;
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
+  // Dawn's chromium-experimental-subgroup-matrix feature (by the pinned build's enum), offered
+  // by the adapter, and its configurations. Reported only: no kernel uses it.
+  bool subgroup_matrix = false;
+  std::vector<SubgroupMatrixConfig> subgroup_matrix_configs;
   bool is_cpu = false;
   bool is_swiftshader = false;
 };

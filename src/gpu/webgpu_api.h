@@ -62,6 +62,7 @@ constexpr uint32_t WGPU_QUERY_SET_INDEX_UNDEFINED = UINT32_MAX;
 enum WGPUSType : uint32_t {
   WGPUSType_ShaderSourceWGSL = 0x00000002,
   WGPUSType_DawnTogglesDescriptor = 0x0005000A,
+  WGPUSType_AdapterPropertiesSubgroupMatrixConfigs = 0x0005003B,
 };
 
 enum WGPUCallbackMode : uint32_t {
@@ -184,6 +185,23 @@ enum WGPUFeatureName : uint32_t {
   WGPUFeatureName_TimestampQuery = 3,
   WGPUFeatureName_ShaderF16 = 10,
   WGPUFeatureName_Subgroups = 17,
+  // Subgroup matrices (tensor cores from WGSL): this build's number; other Dawn builds differ.
+  WGPUFeatureName_ChromiumExperimentalSubgroupMatrix = 0x00050038,
+};
+
+enum WGPUSubgroupMatrixComponentType : uint32_t {
+  WGPUSubgroupMatrixComponentType_F32 = 1,
+  WGPUSubgroupMatrixComponentType_F16 = 2,
+  WGPUSubgroupMatrixComponentType_U32 = 3,
+  WGPUSubgroupMatrixComponentType_I32 = 4,
+};
+
+struct WGPUSubgroupMatrixConfig {
+  WGPUSubgroupMatrixComponentType componentType;
+  WGPUSubgroupMatrixComponentType resultComponentType;
+  uint32_t M;
+  uint32_t N;
+  uint32_t K;
 };
 
 enum WGPUBufferBindingType : uint32_t {
@@ -590,6 +608,13 @@ void wgpuInstanceRelease(WGPUInstance instance);
 
 WGPUStatus wgpuAdapterGetInfo(WGPUAdapter adapter, WGPUAdapterInfo* info);
 void wgpuAdapterInfoFreeMembers(WGPUAdapterInfo info);
+// Chained to WGPUAdapterInfo where the adapter has the subgroup-matrix feature.
+struct WGPUAdapterPropertiesSubgroupMatrixConfigs {
+  WGPUChainedStruct chain;
+  size_t configCount;
+  const WGPUSubgroupMatrixConfig* configs;
+};
+void wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers(WGPUAdapterPropertiesSubgroupMatrixConfigs configs);
 WGPUStatus wgpuAdapterGetLimits(WGPUAdapter adapter, WGPULimits* limits);
 WGPUBool wgpuAdapterHasFeature(WGPUAdapter adapter, WGPUFeatureName feature);
 void wgpuAdapterGetFeatures(WGPUAdapter adapter, WGPUSupportedFeatures* features);

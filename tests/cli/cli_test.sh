@@ -25,6 +25,8 @@ case "$case_name" in
     expect_out "dependent dispatches of 1 workgroup adding"
     expect_out "dependent dispatches of 512 workgroups adding"
     expect_out "handoffs     skipped: a CPU adapter"
+    # SwiftShader offers no subgroup matrices; the line says so, with the feature's number.
+    expect_out "^subgroup matrices  no (chromium-experimental-subgroup-matrix, 0x50038 in the pinned Dawn"
     expect_out "maxStorageBufferBindingSize" ;;
   unknown_adapter)
     run 2 "$wgx" --adapter null info
