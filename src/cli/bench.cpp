@@ -45,7 +45,8 @@ logits, the token picked on the host: as host sampling runs), for comparison. Mo
 "next_token" output (.wgx files converted before it existed) decode synchronously.
 
   --synthetic NAME        instead of --model: random weights at a real geometry, built in
-                          process (llama-3.2-1b, qwen3-0.6b or demo-tiny); the prompt is random
+                          process (llama-3.2-1b, qwen3-0.6b, llama-3.1-8b, qwen3-8b or
+                          demo-tiny); the prompt is random
                           token ids. --ctx defaults to 4096 here as well
   --seed S                seed of the synthetic weights and prompt (default 1)
   --shared-layers         (with --synthetic; a diagnostic) every layer reads layer 0's product

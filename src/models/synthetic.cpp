@@ -54,6 +54,29 @@ ModelConfig qwen3_0_6b() {
   return c;
 }
 
+// Llama-3.1-8B's config.json: untied lm_head, rope scaling factor 8.
+ModelConfig llama_3_1_8b() {
+  ModelConfig c = llama_3_2_1b();
+  c.hidden_size = 4096;
+  c.intermediate_size = 14336;
+  c.num_layers = 32;
+  c.head_dim = 128;
+  c.rope_scaling = RopeScaling{8.0, 1.0, 4.0, 8192};
+  c.tie_word_embeddings = false;
+  return c;
+}
+
+// Qwen3-8B's config.json: untied lm_head.
+ModelConfig qwen3_8b() {
+  ModelConfig c = qwen3_0_6b();
+  c.hidden_size = 4096;
+  c.intermediate_size = 12288;
+  c.num_layers = 36;
+  c.num_heads = 32;
+  c.tie_word_embeddings = false;
+  return c;
+}
+
 ModelConfig demo_tiny() {
   ModelConfig c;
   c.architecture = Architecture::Llama;
@@ -73,7 +96,9 @@ ModelConfig demo_tiny() {
   return c;
 }
 
-constexpr Named kModels[] = {{"llama-3.2-1b", llama_3_2_1b}, {"qwen3-0.6b", qwen3_0_6b}, {"demo-tiny", demo_tiny}};
+constexpr Named kModels[] = {{"llama-3.2-1b", llama_3_2_1b}, {"qwen3-0.6b", qwen3_0_6b},
+                             {"llama-3.1-8b", llama_3_1_8b}, {"qwen3-8b", qwen3_8b},
+                             {"demo-tiny", demo_tiny}};
 
 // FNV-1a: a tensor name's hash, the same on every platform (std::hash is not).
 uint64_t name_hash(const std::string& name) {

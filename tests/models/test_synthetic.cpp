@@ -47,8 +47,31 @@ TEST(Synthetic, NamedGeometries) {
   EXPECT_EQ(qwen->num_layers, 28);
   EXPECT_EQ(qwen->head_dim, 128);
   EXPECT_FALSE(qwen->rope_scaling);
+  // The 8B geometries (their config.json files): untied output projections.
+  const auto llama8 = synthetic_config("llama-3.1-8b");
+  ASSERT_TRUE(llama8);
+  EXPECT_EQ(llama8->hidden_size, 4096);
+  EXPECT_EQ(llama8->intermediate_size, 14336);
+  EXPECT_EQ(llama8->num_layers, 32);
+  EXPECT_EQ(llama8->num_heads, 32);
+  EXPECT_EQ(llama8->num_kv_heads, 8);
+  EXPECT_EQ(llama8->head_dim, 128);
+  EXPECT_EQ(llama8->vocab_size, 128256);
+  ASSERT_TRUE(llama8->rope_scaling);
+  EXPECT_EQ(llama8->rope_scaling->factor, 8.0);
+  EXPECT_FALSE(llama8->tie_word_embeddings);
+  const auto qwen8 = synthetic_config("qwen3-8b");
+  ASSERT_TRUE(qwen8);
+  EXPECT_EQ(qwen8->architecture, Architecture::Qwen3);
+  EXPECT_EQ(qwen8->hidden_size, 4096);
+  EXPECT_EQ(qwen8->intermediate_size, 12288);
+  EXPECT_EQ(qwen8->num_layers, 36);
+  EXPECT_EQ(qwen8->num_heads, 32);
+  EXPECT_EQ(qwen8->num_kv_heads, 8);
+  EXPECT_EQ(qwen8->head_dim, 128);
+  EXPECT_FALSE(qwen8->tie_word_embeddings);
   EXPECT_FALSE(synthetic_config("llama-9000"));
-  EXPECT_EQ(synthetic_names().size(), 3u);
+  EXPECT_EQ(synthetic_names().size(), 5u);
 }
 
 TEST(Synthetic, DemoTinyGraphValidates) {
