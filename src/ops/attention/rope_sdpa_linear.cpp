@@ -6,7 +6,7 @@
 // attn and the weight in and out out.
 //   rope_flash_decoding+merged_q4_gemv   S == 1 at build time, a q4 projection of f32 x staged in
 //                          int8: flash decoding, then, where it ran split over at most
-//                          kFoldChunks (4) chunks of the cache, the projection merging the
+//                          kFoldChunks (4) chunks of the cache and x at most 2,048 wide, the projection merging the
 //                          chunks' partial results itself (quant/merged_gemv.h: its first
 //                          workgroup writes attn) instead of flash decoding's merge. Other steps
 //                          write attn in flash decoding (a single pass, here up to one tile of
@@ -38,6 +38,17 @@ constexpr size_t kWeight = 6;
 // and 512 rows within 0.5% of each other; Qwen3-0.6B at 1,024 929 / 956 / 955, elsewhere
 // within 0.5%; at 128 rows (3 chunks) the projection's merge was as fast as the split pass's.
 constexpr uint32_t kFoldChunks = 4;
+// Wider x (heads * head_dim) is merged by flash decoding's split pass instead (the projection
+// then runs plain): every projection workgroup merging 4,096 values cost Llama-3.1-8B 5% of its
+// decode rate (H200, 128..255 visible rows: 378 tok/s folded, 398 not), while the 2,048-wide
+// 1B models are within 0.3% either way (PERFORMANCE.md, 2026-12-04).
+constexpr int64_t kFoldMaxWidth = 2048;
+
+// The chunks the projection merges at the most for this node.
+uint32_t fold_chunks(const NodeContext& ctx) {
+  const std::vector<int64_t> q = ctx.input_max_shape(0);  // [B, S, Hq, D]
+  return q[2] * q[3] <= kFoldMaxWidth ? kFoldChunks : 0;
+}
 
 // The node as rope_sdpa_with_kv_cache: every input but the weight, outputs 0 to 2.
 OperandMap attention_operands(const NodeContext& ctx) {
@@ -109,7 +120,7 @@ std::string folded_guard(const NodeContext& ctx, const std::vector<runtime::Rout
   const OperandMap projection_view = linear_operands();
   const NodeContext projection(ctx, projection_view);
   if (auto why = quant::merged_gemv_guard(projection, static_cast<uint32_t>(q[2]), static_cast<uint32_t>(q[3]),
-                                          std::min(kFoldChunks, rope_flash_slots(attention)));
+                                          std::min(fold_chunks(ctx), rope_flash_slots(attention)));
       !why.empty()) {
     return "merged q4_gemv: " + why;
   }
@@ -122,7 +133,8 @@ std::unique_ptr<runtime::NodeExec> folded_build(const NodeContext& ctx, const st
   const runtime::Route projection = projection_route(ctx, linear, why).value();  // the guard found one
   auto exec = std::make_unique<FoldedExec>();
   quant::SplitPartials partials;
-  exec->split = build_viewed([&partials](const NodeContext& c) { return rope_flash_split(c, partials, kFoldChunks); },
+  const uint32_t fold = fold_chunks(ctx);
+  exec->split = build_viewed([&partials, fold](const NodeContext& c) { return rope_flash_split(c, partials, fold); },
                              ctx, attention_operands(ctx));
   exec->chunks = partials.chunks;
   exec->plain = build_viewed(projection.build, ctx, linear_operands());
