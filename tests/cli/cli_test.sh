@@ -396,7 +396,7 @@ case "$case_name" in
     run 2 "$wgx" bench --synthetic demo-tiny -p 8 --pos 4
     expect_err "it must be at least -p"
     run 2 "$wgx" bench --synthetic llama-9000
-    expect_err "choose one of llama-3.2-1b, qwen3-0.6b, demo-tiny" ;;
+    expect_err "choose one of llama-3.2-1b, qwen3-0.6b, llama-3.1-8b, qwen3-8b, demo-tiny" ;;
   perplexity_demo)
     # The demo model on a few fortunes of its own kind: windows scored, the perplexity last.
     printf 'A friend in need is a friend indeed.\n\nThe meaning of life is not to be found in books.\n\nYou will meet a tall dark stranger.\n' >"$tmp/text.txt"

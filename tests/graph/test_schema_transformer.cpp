@@ -1,7 +1,8 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
 // add_rms_norm_linear/_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
-// rope_sdpa_linear, and continuous batching's rope_update_cache_rows and sdpa_rows) and
+// rope_sdpa_linear, continuous batching's rope_update_cache_rows and sdpa_rows, and the
+// non-causal attention) and
 // decoding's sample_token and sample_token_penalized, good and bad, at
 // Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
@@ -152,6 +153,20 @@ const std::vector<SchemaCase>& transformer_cases() {
        {}, "!differ in head_dim"},
       {"sdpa_rows_caches", "sdpa_rows", {f32({1, S, 4, 64}), f32({3, 2, 37, 64}), f16({3, 2, 37, 64}), i32({S, 2})}, {},
        "!k_cache and v_cache differ"},
+      {"attention", "attention", {f32({1, S, 6, 64}), f32({1, 6, 1500, 64}), f32({1, 6, 1500, 64})}, {},
+       "f32[1, seq_len, 6, 64]"},
+      {"attention_gqa_f16", "attention", {f16({2, 7, 8, 64}), f32({2, 2, 11, 64}), f32({2, 2, 11, 64})},
+       {{"scale", 0.125}}, "f16[2, 7, 8, 64]"},
+      {"attention_heads", "attention", {f32({1, S, 6, 64}), f32({1, 4, 1500, 64}), f32({1, 4, 1500, 64})}, {},
+       "!constant multiple"},
+      {"attention_kv", "attention", {f32({1, S, 6, 64}), f32({1, 6, 1500, 64}), f16({1, 6, 1500, 64})}, {},
+       "!k and v differ"},
+      {"attention_head_dim", "attention", {f32({1, S, 6, 64}), f32({1, 6, 1500, 32}), f32({1, 6, 1500, 32})}, {},
+       "!differ in head_dim"},
+      {"attention_batch", "attention", {f32({2, S, 6, 64}), f32({1, 6, 1500, 64}), f32({1, 6, 1500, 64})}, {},
+       "!differ in batch"},
+      {"attention_scale", "attention", {f32({1, S, 6, 64}), f32({1, 6, 1500, 64}), f32({1, 6, 1500, 64})},
+       {{"scale", -1.0}}, "!scale must be >= 0"},
       {"sdpa", "sdpa_with_kv_cache", {f32({1, S, 32, 64}), f16({1, 8, 2048, 64}), f16({1, 8, 2048, 64}), pos},
        {}, "f32[1, seq_len, 32, 64]"},
       {"sdpa_gqa", "sdpa_with_kv_cache", {f32({1, S, 12, 64}), f32({1, 8, 2048, 64}), f32({1, 8, 2048, 64}), pos},
