@@ -131,5 +131,47 @@ TEST_F(AudioFiles, StreamingEqualsOneShot) {
   EXPECT_EQ(from_memory.source_frames, whole.source_frames);
 }
 
+// An hour of audio (8 kHz, 8-bit: 29 MB) read 30 s at a time, as the transcriber reads long
+// files: the header says an hour, every window but the last is whole, the samples add up to an
+// hour at 16 kHz, and the tone is still there, at its level, in the last window.
+TEST_F(AudioFiles, AnHourIsReadAWindowAtATime) {
+  const int rate = 8000;
+  const int64_t frames = int64_t{3600} * rate;
+  SF_INFO info{};
+  info.samplerate = rate;
+  info.channels = 1;
+  info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_U8;
+  const auto file = path("hour.wav");
+  SNDFILE* out = sf_open(file.c_str(), SFM_WRITE, &info);
+  ASSERT_NE(out, nullptr) << sf_strerror(nullptr);
+  std::vector<float> block(static_cast<size_t>(rate));
+  for (int64_t f0 = 0; f0 < frames; f0 += rate) {
+    for (int64_t i = 0; i < rate; ++i) block[static_cast<size_t>(i)] = static_cast<float>(tone(kHz, 0.5, rate, f0 + i));
+    ASSERT_EQ(sf_writef_float(out, block.data(), rate), rate);
+  }
+  sf_close(out);
+
+  AudioReader reader(file);
+  EXPECT_DOUBLE_EQ(reader.header_seconds(), 3600.0);
+  constexpr size_t kWindow = size_t{30} * kSampleRate;
+  int64_t total = 0, windows = 0;
+  std::vector<float> last;
+  while (!reader.done()) {
+    std::vector<float> w = reader.read(kWindow);
+    if (!reader.done()) {
+      ASSERT_EQ(w.size(), kWindow) << "window " << windows;
+    }
+    total += static_cast<int64_t>(w.size());
+    ++windows;
+    if (!w.empty()) last = std::move(w);
+  }
+  EXPECT_EQ(windows, 120);
+  EXPECT_EQ(total, int64_t{3600} * kSampleRate);
+  ASSERT_FALSE(last.empty());
+  double peak = 0;
+  for (float v : last) peak = std::max(peak, std::abs(static_cast<double>(v)));
+  EXPECT_NEAR(peak, 0.5, 0.02) << "the tone's level in the last window";
+}
+
 }  // namespace
 }  // namespace wgx::audio
