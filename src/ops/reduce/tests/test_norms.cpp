@@ -1,6 +1,6 @@
 // rms_norm and layer_norm over the last dim against double references: with and without weight
 // and bias, rows of 113 and 1031, a large mean (the variance must not cancel), f16 rows of odd
-// length, eps, and a symbolic row count.
+// length, eps, and a symbolic row count; negative controls for layer_norm's mean, bias and eps.
 #include <array>
 #include <map>
 
@@ -60,6 +60,11 @@ TEST(Norms, MatchDoubleReferenceInF32) {
     EXPECT_TRUE(close(prog.read_f32("ln" + s), to_float(norm_ref(vx, un, true, 1e-5, vw, vb)))) << n;
     EXPECT_TRUE(close(prog.read_f32("ln_weight" + s), to_float(norm_ref(vx, un, true, 1e-5, vw, {})))) << n;
     EXPECT_TRUE(close(prog.read_f32("ln_plain" + s), to_float(norm_ref(vx, un, true, 0.25, {}, {})))) << n;
+    // Negative controls: the same comparison tells apart a layer_norm that kept the mean
+    // (rms_norm's form), dropped the bias, or took another eps.
+    EXPECT_FALSE(close(prog.read_f32("ln" + s), to_float(norm_ref(vx, un, false, 1e-5, vw, vb)))) << n;
+    EXPECT_FALSE(close(prog.read_f32("ln" + s), to_float(norm_ref(vx, un, true, 1e-5, vw, {})))) << n;
+    EXPECT_FALSE(close(prog.read_f32("ln_plain" + s), to_float(norm_ref(vx, un, true, 1e-5, {}, {})))) << n;
   }
   for (const auto& r : prog.routes()) EXPECT_EQ(r.route, "row") << r.op;
 }
