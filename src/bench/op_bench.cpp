@@ -210,6 +210,32 @@ OpCase attention_case(const WhisperStem& w, int64_t s) {
   return c;
 }
 
+// The encoder block's elementwise ops at 1,500 frames, f32: layer_norm with weight and bias over
+// the model's width, and the MLP's exact gelu over four times the width.
+OpCase encoder_elementwise_case(const WhisperStem& w, bool gelu) {
+  constexpr int64_t kPositions = 1500;
+  const int64_t n = gelu ? 4 * w.width : w.width;
+  OpCase c;
+  c.family = gelu ? "gelu" : "layer_norm";
+  c.name = std::string(gelu ? "gelu.f32 " : "layer_norm.f32 ") + w.name + " [" + std::to_string(kPositions) + ", " +
+           std::to_string(n) + "]";
+  c.build = [=](GraphBuilder& b) {
+    std::mt19937 rng(4);
+    auto x = b.input("x", DType::f32, {1, kPositions, n});
+    if (gelu) {
+      b.output("y", b.op1("gelu", {x}));
+      return;
+    }
+    const graph::TensorType t{DType::f32, {n}, {}};
+    auto weight = b.constant("w", t, random_bytes_for(t, {n}, rng));
+    auto bias = b.constant("b", t, random_bytes_for(t, {n}, rng));
+    b.output("y", b.op1("layer_norm", {x, weight, bias}));
+  };
+  c.bytes = 4.0 * static_cast<double>(2 * kPositions * n + (gelu ? 0 : 2 * n));
+  c.flops = (gelu ? 20.0 : 8.0) * static_cast<double>(kPositions * n);
+  return c;
+}
+
 // Decoding's pick of the next token over the vocabulary: the argmax, or sample_token greedy or
 // drawing (wgx run's default sampling; "penalized": sample_token_penalized with a repetition
 // penalty of 1.1 too, its seen set starting empty), on logits uniform in [-1, 1] or, with
@@ -490,6 +516,7 @@ std::vector<OpCase> model_cases() {
       for (bool second : {false, true}) cases.push_back(conv1d_case(w, second, dtype));
     }
     for (int64_t s : {1500, 1}) cases.push_back(attention_case(w, s));
+    for (bool gelu : {false, true}) cases.push_back(encoder_elementwise_case(w, gelu));
   }
   return cases;
 }
