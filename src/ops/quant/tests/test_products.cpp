@@ -6,6 +6,7 @@
 // norm's own dispatch wherever q4_gemv's prologue does not take it); and M symbolic across
 // executions.
 #include <algorithm>
+#include <map>
 
 #include "quant_program.h"
 
@@ -64,6 +65,57 @@ TEST(QuantProducts, SymbolicRowsResizeBetweenDecodeAndPrefill) {
     s.prog->execute();
     for (const char* name : names) s.products.verify(*s.prog, name);
   }
+}
+
+TEST(QuantProducts, FewRowsGiveARowTheSameBitsWhateverRowsAreBeside) {
+  // Continuous batching's steps hold 5 to 64 rows (llm::Batch): a row's output must not depend on
+  // how many rows run beside it or what they hold, so that a greedy sequence gets the same tokens
+  // alone as in a batch. Up to 64 rows q4_gemm splits K as for one 64-row tile, with int8 x in
+  // 16-row tiles up to 32 rows and 64-row tiles above: the first 5 rows of x, alone (M = 5) and
+  // among other random rows (M = 17, 40, 64: both tile sizes), give bit-identical outputs, in f32
+  // and f16, through linear_qkv's split and linear_swiglu's pairs. The control: at 200 rows (four
+  // tiles, fewer splits of a long K) the same 5 rows come out different, which the comparison
+  // catches.
+  const graph::DType f16 = graph::DType::f16, f32 = graph::DType::f32;
+  const std::vector<testing::ProductSpec> specs{
+      {"lin", 200, 113, 8192, 32, f32, f32, true, {}, "q4_gemm", true},  // 256 splits of K; 64 at 200 rows
+      {"qkv_x16", 200, 64, 512, 64, f16, f16, true, {32, 16, 16}, "q4_gemm", true},
+      {"sw", 200, 46, 768, 32, f32, f32, false, {}, "q4_gemm", true, false, true},
+  };
+  graph::GraphBuilder b;
+  testing::Products p;
+  for (const auto& s : specs) p.add(b, s);
+  Program prog(testing::shared_context(), b.build(), b.weights());
+  constexpr int64_t kRows = 5;
+  std::map<std::string, std::vector<uint8_t>> keep;  // the first kRows rows of x, by node
+  // The output bytes of the first kRows rows, those rows of x beside m - kRows random ones.
+  auto run = [&](int64_t m) {
+    for (const auto& s : specs) {
+      p.set(prog, s.name, m);
+      std::vector<uint8_t> x = p.x(s.name).bytes;
+      std::vector<uint8_t>& first = keep[s.name];
+      if (first.empty()) first.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(x.size() / m * kRows));
+      std::copy(first.begin(), first.end(), x.begin());
+      prog.set_input(s.name, x, {m, s.k});
+    }
+    prog.execute();
+    std::map<std::string, std::vector<uint8_t>> got;
+    for (const auto& s : specs) {
+      const std::vector<std::string> outs =
+          s.splits.empty() ? std::vector<std::string>{".y"} : std::vector<std::string>{".q", ".k", ".v"};
+      for (const std::string& out : outs) {
+        const std::vector<uint8_t> all = prog.read_storage(s.name + out);
+        got[s.name + out].assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(all.size() / m * kRows));
+      }
+    }
+    return got;
+  };
+  const auto alone = run(kRows);
+  for (int64_t m : {17, 40, 64}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    EXPECT_EQ(run(m), alone);
+  }
+  EXPECT_NE(run(200), alone);
 }
 
 TEST(QuantProducts, SwigluBoundRejectsSwappedGateAndUp) {
