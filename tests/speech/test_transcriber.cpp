@@ -2,8 +2,8 @@
 // checkpoints of tools/hf_reference/make_tiny_whisper.py: greedy tokens on transformers' full
 // forward pass ("forward_greedy": each step's argmax after the suppressions; its generate()
 // departs from its own forward pass on these checkpoints, see the script). From transformers'
-// own features the generated tokens must be identical (no timestamps; language given, and
-// detected); from the sample WAV through wgx's own audio input and features, the transcript's
+// own features the generated tokens must be identical (language given, and detected; translate;
+// timestamps); from the sample WAV through wgx's own audio input and features, the transcript's
 // tokens and text too.
 // Bad requests (an unknown language, empty audio) are errors that say why.
 #include <gtest/gtest.h>
@@ -76,6 +76,31 @@ TEST_P(WhisperGreedy, TokensAsTransformers) {
   const auto& det = l.ref.at("forward_greedy").at("detected");
   ASSERT_EQ(std::vector<int32_t>(det.begin(), det.begin() + static_cast<ptrdiff_t>(detected.size())), detected);
   EXPECT_EQ(t.generate(detected, o), generated_part(det, detected.size()));
+
+  // Translate from German; and with timestamps (transformers' WhisperTimeStampLogitsProcessor
+  // applied to the same forward pass). The four references differ from each other (the control
+  // that each setting is what the prompt and the rules change).
+  auto expect = [&](const char* key, const std::string& language, TranscribeOptions opts) {
+    SCOPED_TRACE(key);
+    const auto& want = l.ref.at("forward_greedy").at(key);
+    const std::vector<int32_t> p = t.prompt(language, opts);
+    ASSERT_EQ(std::vector<int32_t>(want.begin(), want.begin() + static_cast<ptrdiff_t>(p.size())), p);
+    EXPECT_EQ(t.generate(p, opts), generated_part(want, p.size()));
+  };
+  TranscribeOptions translate;
+  translate.task = Task::Translate;
+  translate.max_new_tokens = 16;
+  expect("translate", "de", translate);
+  TranscribeOptions timestamps;
+  timestamps.timestamps = true;
+  timestamps.max_new_tokens = 24;
+  expect("timestamps", "en", timestamps);
+  const std::vector<std::string> keys{"plain", "detected", "translate", "timestamps"};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t j = i + 1; j < keys.size(); ++j) {
+      EXPECT_NE(l.ref.at("forward_greedy").at(keys[i]), l.ref.at("forward_greedy").at(keys[j])) << keys[i] << " " << keys[j];
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, WhisperGreedy, ::testing::Values("tiny_whisper", "tiny_whisper_v3"));

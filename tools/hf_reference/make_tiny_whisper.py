@@ -18,7 +18,8 @@ model.safetensors, preprocessor_config.json) plus:
   encoder.f32     the encoder's last_hidden_state rows 0..255: float32 [256, d_model]
   reference.json  the teacher-forced decoder logits of a fixed prefix at every position, detected
                   language, greedy tokens on the full forward pass (forward_greedy: the tests'
-                  reference) and generate()'s (without and with timestamps)
+                  reference; transcribe in English, in the detected language, translate from German,
+                  and with timestamps) and generate()'s (without and with timestamps)
 
 Weights are drawn at 1/sqrt(fan_in) (token embeddings N(0, 0.25), positions N(0, 0.5), norms U(0.7, 1.3), biases U(-0.1, 0.1))
 instead of HF's std 0.02, which makes attention near-uniform and hides mistakes. Needs torch,
@@ -113,6 +114,7 @@ def build(name, spec, out):
     import torch
     import transformers
     from transformers import GenerationConfig, WhisperConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration
+    from transformers.generation.logits_process import WhisperTimeStampLogitsProcessor
 
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -187,10 +189,15 @@ def build(name, spec, out):
         # is the reference wgx's tests use: with transformers 5.17, generate() above departs from
         # it after a few tokens on these checkpoints, its step scores differing from the forward
         # pass's logits for the same tokens.
-        def forward_greedy(prompt, n):
+        # With timestamps, transformers' own WhisperTimeStampLogitsProcessor comes first, as in
+        # generate(return_timestamps=True).
+        def forward_greedy(prompt, n, timestamps=False):
             seq = list(prompt)
+            rules = WhisperTimeStampLogitsProcessor(gen, begin_index=len(prompt)) if timestamps else None
             for i in range(n):
                 lg = model(encoder_outputs=(enc,), decoder_input_ids=torch.tensor([seq])).logits[0, -1].clone()
+                if rules is not None:
+                    lg = rules(torch.tensor([seq]), lg[None].clone())[0]
                 lg[gen.suppress_tokens] = -float("inf")
                 if i == 0:
                     lg[gen.begin_suppress_tokens] = -float("inf")
@@ -200,7 +207,9 @@ def build(name, spec, out):
             return seq
         task = ids("<|transcribe|>")
         forward = {"plain": forward_greedy([sot, ids("<|en|>"), task, no_ts], 24),
-                   "detected": forward_greedy([sot, ids(f"<|{detected}|>"), task, no_ts], 8)}
+                   "detected": forward_greedy([sot, ids(f"<|{detected}|>"), task, no_ts], 8),
+                   "translate": forward_greedy([sot, ids("<|de|>"), ids("<|translate|>"), no_ts], 16),
+                   "timestamps": forward_greedy([sot, ids("<|en|>"), task], 24, timestamps=True)}
 
     ref = {
         "about": "tools/hf_reference/make_tiny_whisper.py: transformers' float32 outputs for this folder",
