@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "api/internal.h"
@@ -44,6 +45,8 @@ file's text follows a line "==> FILE <==", and --json writes one object a line, 
                       input, raw PCM (--raw) from stdin or a file as it is written, or an audio
                       file read in pieces; a word comes out once two hypotheses agree on it
   --step S            with --stream: seconds of audio between hypotheses (default 1)
+  --idle S            with --stream from a raw PCM file: at its end, wait for it to grow; the
+                      stream ends once it has not grown for S seconds (default 2; 0: at its end)
   --profile           then the encoder's GPU time per kind of op on the last window (stderr;
                       needs timestamp queries: a GPU adapter)
 
@@ -144,8 +147,10 @@ void print_encoder_profile(const SpeechModel& m) {
 }
 
 // --stream: the input read as it arrives, each final piece of text printed at once.
+// A raw PCM file (not stdin) is followed as it is written: at its end the reader polls every 50
+// ms, and the stream ends once the file has not grown for `idle` seconds.
 int run_stream(const SpeechModel& m, const std::string& file, bool raw, const TranscribeOptions& o,
-               const SpeechStreamOptions& so) {
+               const SpeechStreamOptions& so, double idle) {
   SpeechStream s = m.stream(o, so);
   bool started = false;
   const auto print = [&](const std::string& piece) {
@@ -161,10 +166,21 @@ int run_stream(const SpeechModel& m, const std::string& file, bool raw, const Tr
     if (fd < 0) throw std::invalid_argument("transcribe: cannot read " + file);
     std::vector<uint8_t> bytes(1 + 3200);
     size_t have = 0;  // 0, or 1: the first byte of a sample the last read split
+    auto last_growth = std::chrono::steady_clock::now();
+    bool waited = false;  // at the file's end since the last read that gave bytes
     for (;;) {
       const ssize_t n = ::read(fd, bytes.data() + have, 3200);
       if (n < 0 && errno == EINTR) continue;
+      if (n == 0 && fd != STDIN_FILENO &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - last_growth).count() < idle) {
+        waited = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
       if (n <= 0) break;
+      if (waited) std::fprintf(stderr, "wgx: %s grew; reading on\n", file.c_str());
+      waited = false;
+      last_growth = std::chrono::steady_clock::now();
       have += static_cast<size_t>(n);
       const std::vector<float> samples = pcm16(std::span<const uint8_t>(bytes).first(have));
       if (have % 2 != 0) bytes[0] = bytes[have - 1];
@@ -202,6 +218,8 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   TranscribeOptions o;
   bool json = false, profile = false, raw = false, stream = false;
   SpeechStreamOptions stream_options;
+  double idle = 2;
+  bool idle_given = false;
   ArgWalker args("transcribe", argv);
   while (!args.done()) {
     if (args.take("--model", "-m")) {
@@ -234,6 +252,9 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       stream = true;
     } else if (args.take("--step")) {
       stream_options.step = parse_number("--step", args.value(), 0.05, 29);
+    } else if (args.take("--idle")) {
+      idle = parse_number("--idle", args.value(), 0, 3600);
+      idle_given = true;
     } else if (args.current() == "-" || args.current().rfind("-", 0) != 0) {
       files.push_back(args.current());
       args.skip();
@@ -250,12 +271,16 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       throw std::invalid_argument("transcribe: --stream prints plain text (no --json, --timestamps or --profile)");
     }
     if (files[0] == "-" && !raw) throw std::invalid_argument("transcribe: --stream from stdin takes raw PCM (--raw)");
+    if (idle_given && (files[0] == "-" || !raw)) {
+      throw std::invalid_argument("transcribe: --idle is for a raw PCM file that grows (--raw FILE)");
+    }
     if (files[0] != "-" && !std::ifstream(files[0], std::ios::binary)) {
       throw std::invalid_argument("transcribe: cannot read " + files[0]);
     }
     const Engine engine = make_engine(global);
-    return run_stream(SpeechModel::load(engine, model, load), files[0], raw, o, stream_options);
+    return run_stream(SpeechModel::load(engine, model, load), files[0], raw, o, stream_options, idle);
   }
+  if (idle_given) throw std::invalid_argument("transcribe: --idle goes with --stream");
   // Missing files fail before the model loads; stdin and raw PCM are read now.
   std::map<std::string, std::vector<uint8_t>> bytes;
   for (const std::string& file : files) {

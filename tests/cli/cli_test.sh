@@ -489,6 +489,34 @@ PY
     tail -c +45 "$root/models/speech/sample.wav" >"$tmp/sample.raw"
     run 0 "$wgx" transcribe --model "$root/models/speech" --stream --step 5 --raw - <"$tmp/sample.raw"
     [ "$(cat "$tmp/out")" = "$text" ] || fail "the text streamed from stdin is not transformers'"
+    # A raw file that grows while it is streamed: its first 40,000 bytes are there at the start;
+    # the rest is appended once wgx's read position (/proc/PID/fdinfo) has reached their end, so
+    # that wgx has met the file's end and must wait for more. The whole text, and the note that
+    # the file grew.
+    head -c 40000 "$tmp/sample.raw" >"$tmp/growing.raw"
+    "$wgx" transcribe --model "$root/models/speech" --stream --step 5 --raw "$tmp/growing.raw" --idle 5 \
+      >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    at_end=
+    for _ in $(seq 1 1200); do
+      for fd in /proc/$pid/fd/*; do
+        [ "$(readlink "$fd" 2>/dev/null)" = "$tmp/growing.raw" ] || continue
+        pos=$(awk '/^pos:/ {print $2}' "/proc/$pid/fdinfo/${fd##*/}" 2>/dev/null)
+        [ "$pos" = 40000 ] && at_end=1
+      done
+      [ -n "$at_end" ] && break
+      sleep 0.1
+    done
+    [ -n "$at_end" ] || fail "wgx never read to the end of the first part"
+    sleep 0.3
+    tail -c +40001 "$tmp/sample.raw" >>"$tmp/growing.raw"
+    wait $pid || fail "the stream of a growing file failed: $(cat "$tmp/err")"
+    [ "$(cat "$tmp/out")" = "$text" ] || fail "the text of the growing file is not transformers'"
+    expect_err "growing.raw grew; reading on"
+    run 2 "$wgx" transcribe --model "$root/models/speech" "$data/0_000.wav" --stream --idle 1
+    expect_err "idle is for a raw PCM file that grows"
+    run 2 "$wgx" transcribe --model "$root/models/speech" --stream --step 5 --raw - --idle 1 <"$tmp/sample.raw"
+    expect_err "idle is for a raw PCM file that grows"
     run 2 "$wgx" transcribe --model "$root/models/speech" - --stream <"$root/models/speech/sample.wav"
     expect_err "stream from stdin takes raw PCM"
     run 2 "$wgx" transcribe --model "$root/models/speech" "$data/0_000.wav" "$data/0_000.wav" --stream
