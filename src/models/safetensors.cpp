@@ -12,6 +12,7 @@
 #include "graph/storage.h"
 #include "models/error.h"
 #include "models/json_excerpt.h"
+#include "models/parallel.h"
 
 namespace wgx::models {
 
@@ -302,12 +303,18 @@ std::vector<float> to_f32(const TensorView& tensor) {
       if (n > 0) std::memcpy(out.data(), p, n * 4);  // safetensors and wgx are little-endian
       break;
     case TensorDType::F16:
-    case TensorDType::BF16:
-      for (size_t i = 0; i < n; ++i) {
-        const auto bits = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
-        out[i] = tensor.dtype == TensorDType::F16 ? graph::f16_to_f32(bits) : graph::bf16_to_f32(bits);
-      }
+    case TensorDType::BF16: {
+      // Over the host's cores: one thread converting a checkpoint's billions of values held back
+      // the quantizing that follows, which runs on all of them.
+      const bool f16 = tensor.dtype == TensorDType::F16;
+      parallel_ranges(static_cast<int64_t>(n), int64_t{1} << 20, [&](int64_t begin, int64_t end) {
+        for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+          const auto bits = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
+          out[i] = f16 ? graph::f16_to_f32(bits) : graph::bf16_to_f32(bits);
+        }
+      });
       break;
+    }
   }
   return out;
 }

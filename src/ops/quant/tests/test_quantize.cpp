@@ -103,6 +103,40 @@ TEST(Quantize, DeterministicBytes) {
   EXPECT_EQ(h, 0xabe1611c2415f693ull) << std::hex << h;
 }
 
+TEST(Quantize, NibblesAreStdRoundOfTheScaledWeights) {
+  // The quantizer rounds without calling std::round; its nibbles must be std::round's (half away
+  // from zero) bit for bit: on random weights, and on groups whose every weight is a tie (k + 0.5
+  // times the scale, positive and negative, the scale exact). The control: a round to nearest
+  // even differs on the ties.
+  const int64_t rows = 40, cols = 64;
+  std::vector<float> w = lcg_floats(static_cast<size_t>(rows * cols), 7);
+  for (int64_t r = 0; r < 8; ++r) {
+    for (int64_t k = 0; k < 32; ++k) {
+      // Group 0 of row r: max |w| = 7 (scale 1), the rest halves between -6.5 and 6.5.
+      w[static_cast<size_t>(r * cols + k)] = k == 0 ? 7.f : static_cast<float>((k + r) % 14) - 6.5f;
+    }
+  }
+  auto reference = [&](bool ties_to_even) {
+    std::vector<uint8_t> nibbles(static_cast<size_t>(rows * cols));
+    for (int64_t g = 0; g < rows * cols / 32; ++g) {
+      double max_abs = 0;
+      for (int64_t i = 0; i < 32; ++i) max_abs = std::max(max_abs, std::abs(double(w[static_cast<size_t>(g * 32 + i)])));
+      const double s = static_cast<float>(max_abs / 7.0);
+      for (int64_t i = 0; i < 32; ++i) {
+        const double x = w[static_cast<size_t>(g * 32 + i)] / s;
+        const double q = std::clamp(ties_to_even ? std::nearbyint(x) : std::round(x), -8.0, 7.0);
+        nibbles[static_cast<size_t>(g * 32 + i)] = static_cast<uint8_t>(static_cast<int>(q) + 8);
+      }
+    }
+    return nibbles;
+  };
+  const auto b = quantize_q4gsw(w.data(), rows, cols, 32, DType::f32);
+  std::vector<uint8_t> got(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < got.size(); ++i) got[i] = (b[i / 2] >> (i % 2 == 0 ? 0 : 4)) & 0xF;
+  EXPECT_EQ(got, reference(false));
+  EXPECT_NE(got, reference(true));
+}
+
 TEST(Quantize, FromF16AndBf16) {
   const auto w = lcg_floats(4 * 64, 7);
   std::vector<uint16_t> h(w.size()), bf(w.size());
