@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -218,8 +219,7 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
   TranscribeOptions o;
   bool json = false, profile = false, raw = false, stream = false;
   SpeechStreamOptions stream_options;
-  double idle = 2;
-  bool idle_given = false;
+  std::optional<double> idle;  // --idle, or the default 2 s
   ArgWalker args("transcribe", argv);
   while (!args.done()) {
     if (args.take("--model", "-m")) {
@@ -254,7 +254,6 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       stream_options.step = parse_number("--step", args.value(), 0.05, 29);
     } else if (args.take("--idle")) {
       idle = parse_number("--idle", args.value(), 0, 3600);
-      idle_given = true;
     } else if (args.current() == "-" || args.current().rfind("-", 0) != 0) {
       files.push_back(args.current());
       args.skip();
@@ -271,16 +270,16 @@ int run_transcribe(const GlobalOptions& global, const std::vector<std::string>& 
       throw std::invalid_argument("transcribe: --stream prints plain text (no --json, --timestamps or --profile)");
     }
     if (files[0] == "-" && !raw) throw std::invalid_argument("transcribe: --stream from stdin takes raw PCM (--raw)");
-    if (idle_given && (files[0] == "-" || !raw)) {
+    if (idle && (files[0] == "-" || !raw)) {
       throw std::invalid_argument("transcribe: --idle is for a raw PCM file that grows (--raw FILE)");
     }
     if (files[0] != "-" && !std::ifstream(files[0], std::ios::binary)) {
       throw std::invalid_argument("transcribe: cannot read " + files[0]);
     }
     const Engine engine = make_engine(global);
-    return run_stream(SpeechModel::load(engine, model, load), files[0], raw, o, stream_options, idle);
+    return run_stream(SpeechModel::load(engine, model, load), files[0], raw, o, stream_options, idle.value_or(2));
   }
-  if (idle_given) throw std::invalid_argument("transcribe: --idle goes with --stream");
+  if (idle) throw std::invalid_argument("transcribe: --idle goes with --stream");
   // Missing files fail before the model loads; stdin and raw PCM are read now.
   std::map<std::string, std::vector<uint8_t>> bytes;
   for (const std::string& file : files) {

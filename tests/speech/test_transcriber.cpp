@@ -63,30 +63,24 @@ TEST_P(WhisperGreedy, TokensAsTransformers) {
   t.encode(read_f32_file(folder(GetParam()) / "features.f32"));
   EXPECT_EQ(t.detect_language(), l.ref.at("detected_language").get<std::string>());
 
-  TranscribeOptions o;
-  o.max_new_tokens = 24;
-  const std::vector<int32_t> prompt = t.prompt("en", o);
-  const auto& plain = l.ref.at("forward_greedy").at("plain");
-  ASSERT_EQ(std::vector<int32_t>(plain.begin(), plain.begin() + static_cast<ptrdiff_t>(prompt.size())), prompt);
-  EXPECT_EQ(t.generate(prompt, o), generated_part(plain, prompt.size()));
-
+  // Each setting's prompt is the reference's start, and the generated tokens its rest.
+  auto expect = [&](const char* key, const std::string& language, TranscribeOptions o) {
+    SCOPED_TRACE(key);
+    const auto& want = l.ref.at("forward_greedy").at(key);
+    const std::vector<int32_t> p = t.prompt(language, o);
+    ASSERT_EQ(std::vector<int32_t>(want.begin(), want.begin() + static_cast<ptrdiff_t>(p.size())), p);
+    EXPECT_EQ(t.generate(p, o), generated_part(want, p.size()));
+  };
+  TranscribeOptions plain;
+  plain.max_new_tokens = 24;
+  expect("plain", "en", plain);
   // The detected language's prompt, as generate() without a language makes it.
-  o.max_new_tokens = 8;
-  const std::vector<int32_t> detected = t.prompt(t.detect_language(), o);
-  const auto& det = l.ref.at("forward_greedy").at("detected");
-  ASSERT_EQ(std::vector<int32_t>(det.begin(), det.begin() + static_cast<ptrdiff_t>(detected.size())), detected);
-  EXPECT_EQ(t.generate(detected, o), generated_part(det, detected.size()));
-
+  TranscribeOptions detected;
+  detected.max_new_tokens = 8;
+  expect("detected", t.detect_language(), detected);
   // Translate from German; and with timestamps (transformers' WhisperTimeStampLogitsProcessor
   // applied to the same forward pass). The four references differ from each other (the control
   // that each setting is what the prompt and the rules change).
-  auto expect = [&](const char* key, const std::string& language, TranscribeOptions opts) {
-    SCOPED_TRACE(key);
-    const auto& want = l.ref.at("forward_greedy").at(key);
-    const std::vector<int32_t> p = t.prompt(language, opts);
-    ASSERT_EQ(std::vector<int32_t>(want.begin(), want.begin() + static_cast<ptrdiff_t>(p.size())), p);
-    EXPECT_EQ(t.generate(p, opts), generated_part(want, p.size()));
-  };
   TranscribeOptions translate;
   translate.task = Task::Translate;
   translate.max_new_tokens = 16;
