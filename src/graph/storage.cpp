@@ -76,13 +76,6 @@ float f16_to_f32(uint16_t bits) {
   return f;
 }
 
-float bf16_to_f32(uint16_t bits) {
-  const uint32_t x = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
 std::vector<uint8_t> convert_for_storage(std::string_view tensor, DType dtype,
                                          std::span<const uint8_t> bytes,
                                          const StoragePolicy& policy) {

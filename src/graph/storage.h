@@ -5,6 +5,7 @@
 // Everything else is stored as it is.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -34,6 +35,7 @@ std::vector<uint8_t> convert_for_storage(std::string_view tensor, DType dtype,
 // Scalar conversions (round to nearest even; NaN stays NaN, overflow becomes infinity).
 uint16_t f32_to_f16(float value);
 float f16_to_f32(uint16_t bits);
-float bf16_to_f32(uint16_t bits);
+// bf16 is f32's upper half: inline, as loading converts billions of them.
+inline float bf16_to_f32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
 }  // namespace wgx::graph

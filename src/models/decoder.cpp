@@ -224,7 +224,7 @@ class Decoder {
     if (reuse_) return reused(name);
     if (size == 0) size = c_.hidden_size;
     const SourceTensor t = w_.tensor(name, {size}, why);
-    Encoded e = encode_dense(t.values, {size}, act_, {name, t.file});
+    Encoded e = encode_dense(t.values(), {size}, act_, {name, t.file});
     return b_.constant(name, e.type, std::move(e.bytes));
   }
 
@@ -241,32 +241,33 @@ class Decoder {
       share_key = std::string(kLayerPrefix) + "0" + name.substr(dot);
       if (const auto it = shared_.find(share_key); it != shared_.end()) return it->second;
     }
-    std::vector<std::vector<float>> sources;
-    int64_t rows = 0;
-    std::string file;
+    std::vector<SourceTensor> sources;
+    SourceTensor whole{0, cols, {}, ""};
     for (const Part& p : parts) {
-      SourceTensor t = w_.tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why);
-      sources.push_back(std::move(t.values));
-      rows += p.rows;
-      file = t.file;
+      sources.push_back(w_.tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why));
+      whole.rows += p.rows;
+      whole.file = sources.back().file;
     }
-    std::vector<float> values;
-    if (sources.size() == 1) {
-      values = std::move(sources[0]);
-    } else {
-      values.reserve(static_cast<size_t>(rows * cols));
-      const auto width = static_cast<size_t>(cols);
-      if (interleave) {
-        for (size_t r = 0; r < sources[0].size() / width; ++r) {
-          for (const auto& src : sources) values.insert(values.end(), src.begin() + r * width, src.begin() + (r + 1) * width);
+    // Row r of the whole: stacked, the parts one after another; interleaved, row r / parts of
+    // part r % parts. Blocks of rows are read a run of one part's rows at a time.
+    whole.read = [&sources, interleave, cols](int64_t first, int64_t count, float* out) {
+      const auto n_parts = static_cast<int64_t>(sources.size());
+      for (int64_t r = first; r < first + count;) {
+        int64_t part = 0, row = r, run = 1;
+        if (interleave) {
+          part = r % n_parts;
+          row = r / n_parts;
+        } else {
+          while (row >= sources[static_cast<size_t>(part)].rows) row -= sources[static_cast<size_t>(part++)].rows;
+          run = std::min(first + count - r, sources[static_cast<size_t>(part)].rows - row);
         }
-      } else {
-        for (const auto& src : sources) values.insert(values.end(), src.begin(), src.end());
+        sources[static_cast<size_t>(part)].read(row, run, out + (r - first) * cols);
+        r += run;
       }
-    }
+    };
     const std::string origin =
         parts.size() == 1 ? parts[0].tensor : name + (interleave ? " (rows interleaved)" : " (stacked)");
-    Encoded e = encode_matrix(values, rows, cols, o_, act_, {origin, file});
+    Encoded e = encode_matrix(whole, o_, act_, {origin, whole.file});
     const ValueId v = b_.constant(name, e.type, std::move(e.bytes));
     if (!share_key.empty()) shared_[share_key] = v;
     return v;
@@ -403,7 +404,12 @@ WeightSource checkpoint_weights(const Checkpoint& checkpoint) {
   source.tensor = [&checkpoint](const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
     const TensorView& t = checkpoint.at(name);
     expect_shape(t, shape, why);
-    return SourceTensor{to_f32(t), t.file};
+    const int64_t rows = shape.size() < 2 ? 1 : shape[0];
+    const auto cols = static_cast<int64_t>(t.numel()) / std::max<int64_t>(rows, 1);
+    auto read = [&t, cols](int64_t first, int64_t count, float* out) {
+      to_f32(t, static_cast<uint64_t>(first * cols), static_cast<uint64_t>(count * cols), out);
+    };
+    return SourceTensor{rows, cols, read, t.file};
   };
   return source;
 }

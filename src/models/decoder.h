@@ -34,16 +34,11 @@
 #include <string>
 #include <vector>
 
+#include "models/encode.h"
 #include "models/model.h"
 #include "models/safetensors.h"
 
 namespace wgx::models {
-
-// The f32 values of one weight, by its Hugging Face name, and the file it came from (messages).
-struct SourceTensor {
-  std::vector<float> values;
-  std::string file;
-};
 
 // Where the builder's weights come from: a checkpoint, or a generator (models/synthetic.h).
 // tensor(name, shape, why) returns the weight `name` with exactly `shape`, or throws ModelError

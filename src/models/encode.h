@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,21 @@ struct Encoded {
   std::vector<uint8_t> bytes;
 };
 
+// A source weight, read a block of rows at a time as f32 (rows: its first dimension, or 1 for a
+// vector; cols: the elements of a row), so that a matrix is converted and quantized block by
+// block on every core without the whole of it ever existing in f32. `read` may be called from
+// several threads at once, for disjoint rows. `file` names where it came from, for messages.
+struct SourceTensor {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::function<void(int64_t first_row, int64_t count, float* out)> read;
+  std::string file;
+
+  std::vector<float> values() const;  // every row, read on the host's cores
+  // A weight already in memory: `values` holds rows x cols.
+  static SourceTensor of(std::vector<float> values, int64_t rows, int64_t cols, std::string file);
+};
+
 // Where a tensor came from, for messages: "model.layers.0.self_attn.q_proj.weight" and its file.
 struct Origin {
   std::string tensor;
@@ -27,9 +44,9 @@ struct Origin {
 Encoded encode_dense(const std::vector<float>& values, std::vector<int64_t> shape, graph::DType dtype,
                      const Origin& origin);
 
-// A [rows, cols] matrix (product weight or embedding table): q4gsw when the options say Q4,
-// otherwise dense in `dense_dtype`.
-Encoded encode_matrix(const std::vector<float>& values, int64_t rows, int64_t cols, const LoadOptions& options,
-                      graph::DType dense_dtype, const Origin& origin);
+// A [rows, cols] matrix (product weight or embedding table): q4gsw when the options say Q4
+// (quantized from blocks of rows as they are read), otherwise dense in `dense_dtype`.
+Encoded encode_matrix(const SourceTensor& matrix, const LoadOptions& options, graph::DType dense_dtype,
+                      const Origin& origin);
 
 }  // namespace wgx::models

@@ -293,29 +293,32 @@ std::vector<std::string> Checkpoint::names() const {
   return out;
 }
 
-std::vector<float> to_f32(const TensorView& tensor) {
-  const size_t n = static_cast<size_t>(tensor.numel());
-  std::vector<float> out(n);
+void to_f32(const TensorView& tensor, uint64_t first, uint64_t count, float* out) {
   const uint8_t* p = tensor.data.data();
   // The mapping gives no alignment promise for a tensor, so elements are copied out bytewise.
   switch (tensor.dtype) {
     case TensorDType::F32:
-      if (n > 0) std::memcpy(out.data(), p, n * 4);  // safetensors and wgx are little-endian
+      if (count > 0) std::memcpy(out, p + 4 * first, count * 4);  // safetensors and wgx are little-endian
       break;
     case TensorDType::F16:
     case TensorDType::BF16: {
-      // Over the host's cores: one thread converting a checkpoint's billions of values held back
-      // the quantizing that follows, which runs on all of them.
       const bool f16 = tensor.dtype == TensorDType::F16;
-      parallel_ranges(static_cast<int64_t>(n), int64_t{1} << 20, [&](int64_t begin, int64_t end) {
-        for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
-          const auto bits = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
-          out[i] = f16 ? graph::f16_to_f32(bits) : graph::bf16_to_f32(bits);
-        }
-      });
+      p += 2 * first;
+      for (uint64_t i = 0; i < count; ++i) {
+        const auto bits = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
+        out[i] = f16 ? graph::f16_to_f32(bits) : graph::bf16_to_f32(bits);
+      }
       break;
     }
   }
+}
+
+std::vector<float> to_f32(const TensorView& tensor) {
+  const auto n = static_cast<int64_t>(tensor.numel());
+  std::vector<float> out(static_cast<size_t>(n));
+  parallel_ranges(n, int64_t{1} << 20, [&](int64_t begin, int64_t end) {
+    to_f32(tensor, static_cast<uint64_t>(begin), static_cast<uint64_t>(end - begin), out.data() + begin);
+  });
   return out;
 }
 

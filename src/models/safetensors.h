@@ -93,8 +93,10 @@ class Checkpoint {
   std::map<std::string, const TensorView*, std::less<>> tensors_;
 };
 
-// The elements as f32, converting F16 and BF16 (exact).
+// The elements as f32, converting F16 and BF16 (exact), on the host's cores.
 std::vector<float> to_f32(const TensorView& tensor);
+// Elements [first, first + count) of the tensor as f32 into `out`, on the calling thread.
+void to_f32(const TensorView& tensor, uint64_t first, uint64_t count, float* out);
 
 // Throws ModelError naming the tensor, its file and `why` (where the expected shape comes from)
 // unless the tensor's shape is `want`.

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "models/error.h"
-#include "models/parallel.h"
 
 namespace wgx::models {
 
@@ -154,20 +153,20 @@ WeightSource synthetic_weights(uint64_t seed) {
     }
     const int64_t rows = shape.size() == 2 ? shape[0] : 1;
     const int64_t cols = shape.back();
-    SourceTensor t{std::vector<float>(static_cast<size_t>(rows * cols)), origin};
     uint64_t mixed = seed;
     const uint64_t stream = next(mixed) ^ name_hash(name);
-    parallel_ranges(rows, (int64_t{1} << 20) / std::max<int64_t>(cols, 1), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
+    // Row r's values come from a state of its own, so rows can be made in any order.
+    auto read = [stream, lo, hi, cols](int64_t first, int64_t count, float* out) {
+      for (int64_t r = first; r < first + count; ++r) {
         uint64_t state = stream ^ (static_cast<uint64_t>(r) * 0xd1b54a32d192ed03ull);
-        float* row = t.values.data() + r * cols;
+        float* row = out + (r - first) * cols;
         for (int64_t k = 0; k < cols; ++k) {
           const double u = static_cast<double>(next(state) >> 40) * 0x1p-24;  // [0, 1), 24 bits
           row[k] = static_cast<float>(lo + (hi - lo) * u);
         }
       }
-    });
-    return t;
+    };
+    return SourceTensor{rows, cols, read, origin};
   };
   return source;
 }

@@ -40,9 +40,9 @@ class Part {
       LoadOptions lo;
       lo.weights = WeightFormat::Q4;
       lo.q4_group_size = o_.q4_group_size;
-      e = encode_matrix(t.values, shape[0], shape[1], lo, DType::f32, {full, t.file});
+      e = encode_matrix(t, lo, DType::f32, {full, t.file});
     } else {
-      e = encode_dense(t.values, shape, DType::f32, {full, t.file});
+      e = encode_dense(t.values(), shape, DType::f32, {full, t.file});
     }
     return b_.constant(full, e.type, std::move(e.bytes));
   }

@@ -124,13 +124,13 @@ TEST(Synthetic, SameSeedSameWeights) {
 
 TEST(Synthetic, WeightSpread) {
   const WeightSource source = synthetic_weights(3);
-  const std::vector<float> norm = source.tensor("model.norm.weight", {512}, "").values;
+  const std::vector<float> norm = source.tensor("model.norm.weight", {512}, "").values();
   ASSERT_EQ(norm.size(), 512u);
   EXPECT_GE(*std::min_element(norm.begin(), norm.end()), 0.7f);
   EXPECT_LE(*std::max_element(norm.begin(), norm.end()), 1.3f);
 
   const int64_t rows = 256, fan_in = 1024;
-  const std::vector<float> w = source.tensor("model.layers.0.mlp.up_proj.weight", {rows, fan_in}, "").values;
+  const std::vector<float> w = source.tensor("model.layers.0.mlp.up_proj.weight", {rows, fan_in}, "").values();
   ASSERT_EQ(w.size(), static_cast<size_t>(rows * fan_in));
   double sum = 0, squares = 0, largest = 0;
   for (float v : w) {
@@ -150,10 +150,10 @@ TEST(Synthetic, WeightSpread) {
 TEST(Synthetic, ParallelQ4MatchesSerial) {
   // 3 MiB elements: more than one thread's share wherever there are several cores.
   const int64_t rows = 3 * 1024 + 7, cols = 1024;
-  const std::vector<float> w =
-      synthetic_weights(5).tensor("model.layers.0.mlp.gate_proj.weight", {rows, cols}, "").values;
+  const SourceTensor t = synthetic_weights(5).tensor("model.layers.0.mlp.gate_proj.weight", {rows, cols}, "");
+  const std::vector<float> w = t.values();
   LoadOptions o;
-  const Encoded e = encode_matrix(w, rows, cols, o, graph::DType::f32, {"w", ""});
+  const Encoded e = encode_matrix(t, o, graph::DType::f32, {"w", ""});
   EXPECT_EQ(e.bytes, ops::quantize_q4gsw(w.data(), rows, cols, o.q4_group_size, o.q4_scale_dtype));
 }
 

@@ -144,8 +144,8 @@ TEST(WhisperQ4, MatchesF32WithQ4RoundedWeights) {
     SourceTensor t = exact.tensor(name, shape, why);
     const bool product = name.ends_with("_proj.weight") || name.ends_with("fc1.weight") || name.ends_with("fc2.weight");
     if (product) {
-      const auto q = ops::quantize_q4gsw(t.values.data(), shape[0], shape[1], 32, graph::DType::f16);
-      t.values = ops::dequantize_q4gsw(q, shape[0], shape[1], 32, graph::DType::f16);
+      const auto q = ops::quantize_q4gsw(t.values().data(), shape[0], shape[1], 32, graph::DType::f16);
+      t = SourceTensor::of(ops::dequantize_q4gsw(q, shape[0], shape[1], 32, graph::DType::f16), t.rows, t.cols, t.file);
     }
     return t;
   };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -35,11 +36,16 @@ constexpr uint16_t kF16Max = 0x7bff;  // 65504
 // std::round (half away from zero) for |x| < 2^51, without the library call that was a fifth of
 // converting a bf16 checkpoint: adding and subtracting 1.5 * 2^52 rounds x to the nearest
 // integer, ties to even (IEEE double arithmetic, the default rounding mode); a tie then moves
-// away from zero (x is a half-integer there, so x +- 0.5 is exact).
+// away from zero (x - n is exactly +-0.5 there).
 double round_half_away(double x) {
   constexpr double kShift = 6755399441055744.0;
   const double n = (x + kShift) - kShift;
-  return std::abs(x - n) == 0.5 ? x + std::copysign(0.5, x) : n;
+  const double d = x - n;
+  // A tie (|d| = 0.5) went toward zero where d has x's sign; n + 2d is then the integer away
+  // from zero. A select on doubles, no branch, so that loops over it vectorize.
+  const double away = n + 2.0 * d;
+  const bool tie = (std::abs(d) == 0.5) & (d * x > 0);
+  return tie ? away : n;
 }
 
 // The scale for a group's largest magnitude, as stored, and its value.
@@ -62,21 +68,35 @@ std::vector<uint8_t> quantize_q4gsw(const float* w, int64_t rows, int64_t cols, 
   const graph::Q4Layout l = layout_of(rows, cols, group_size, scale_dtype);
   const size_t scale_size = scale_dtype == DType::f32 ? 4 : 2;
   std::vector<uint8_t> out(l.total_bytes, 0);
+  // Written so that the compiler vectorizes the passes over a group: the largest magnitude as
+  // the largest of the floats' bits without the sign (which orders finite magnitudes, and puts
+  // infinities and NaN above them all), then every quotient rounded, then the nibbles in pairs.
+  double q[128];
   for (uint64_t r = 0; r < l.rows; ++r) {
     for (uint64_t g = 0; g < l.groups_per_row; ++g) {
       const float* v = w + r * l.cols + g * group_size;
-      double max_abs = 0;
+      uint32_t max_bits = 0;
       for (uint32_t i = 0; i < group_size; ++i) {
-        if (!std::isfinite(v[i])) throw std::invalid_argument("q4gsw: a weight is not finite");
-        max_abs = std::max(max_abs, std::abs(static_cast<double>(v[i])));
+        const uint32_t b = std::bit_cast<uint32_t>(v[i]) & 0x7fffffffu;
+        max_bits = b > max_bits ? b : max_bits;
       }
+      if (max_bits >= 0x7f800000u) throw std::invalid_argument("q4gsw: a weight is not finite");
+      const double max_abs = std::bit_cast<float>(max_bits);
       const uint64_t group = r * l.groups_per_row + g;
       const double s = store_scale(max_abs, scale_dtype, out.data() + l.scales_offset + group * scale_size);
-      for (uint32_t i = 0; i < group_size; ++i) {
-        const double q = s > 0 ? std::clamp(round_half_away(v[i] / s), -8.0, 7.0) : 0.0;
-        const uint64_t k = g * group_size + i;
-        const auto nibble = static_cast<uint8_t>(static_cast<int>(q) + 8);
-        out[(r * l.cols + k) / 2] |= static_cast<uint8_t>(k % 2 == 0 ? nibble : nibble << 4);
+      if (s > 0) {
+        for (uint32_t i = 0; i < group_size; ++i) q[i] = v[i];
+        for (uint32_t i = 0; i < group_size; ++i) {
+          const double t = round_half_away(q[i] / s);
+          const double lo = t < -8.0 ? -8.0 : t;
+          q[i] = lo > 7.0 ? 7.0 : lo;
+        }
+      } else {
+        std::fill_n(q, group_size, 0.0);
+      }
+      uint8_t* packed = out.data() + (r * l.cols + g * group_size) / 2;  // groups are even-sized
+      for (uint32_t i = 0; i < group_size / 2; ++i) {
+        packed[i] = static_cast<uint8_t>((static_cast<int>(q[2 * i]) + 8) | ((static_cast<int>(q[2 * i + 1]) + 8) << 4));
       }
     }
   }
