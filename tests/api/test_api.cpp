@@ -280,11 +280,12 @@ TEST(Session, StopStringsEndTheText) {
 // ---- Errors -----------------------------------------------------------------------------------
 
 template <typename F>
-wgx::ErrorKind kind_of(F&& f) {
+wgx::ErrorKind kind_of(F&& f, std::string* message = nullptr) {
   try {
     f();
   } catch (const wgx::Error& e) {
     EXPECT_NE(std::string(e.what()), "");
+    if (message) *message = e.what();
     return e.kind();
   }
   ADD_FAILURE() << "no wgx::Error thrown";
@@ -302,6 +303,33 @@ TEST(Errors, MissingAndMalformedModels) {
   const std::filesystem::path file = dir / "garbage.wgx";
   std::ofstream(file) << "this is not a wgx file";
   EXPECT_EQ(kind_of([&] { wgx::Model::load(engine(), file.string()); }), wgx::ErrorKind::InvalidModel);
+  std::filesystem::remove_all(dir);
+}
+
+// A weight that cannot be quantized ends the load with an error naming it; the same folder
+// loaded before it is poisoned (the control) works.
+TEST(Errors, AWeightThatIsNotFiniteIsNamed) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "wgx_api_nan_model";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(WGX_DEMO_MODEL, dir);
+  EXPECT_NO_THROW(wgx::Model::load(engine(), dir.string()));
+  // The first element of a down projection made NaN, in place.
+  const std::filesystem::path file = dir / "model.safetensors";
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t header_size = 0;
+  f.read(reinterpret_cast<char*>(&header_size), 8);
+  std::string header(header_size, ' ');
+  f.read(header.data(), static_cast<std::streamsize>(header_size));
+  const auto entry = nlohmann::json::parse(header).at("model.layers.2.mlp.down_proj.weight");
+  ASSERT_EQ(entry.at("dtype"), "BF16");
+  f.seekp(static_cast<std::streamoff>(8 + header_size + entry.at("data_offsets")[0].get<uint64_t>()));
+  const char nan[2] = {'\xc0', '\x7f'};
+  f.write(nan, 2);
+  f.close();
+  std::string message;
+  EXPECT_EQ(kind_of([&] { wgx::Model::load(engine(), dir.string()); }, &message), wgx::ErrorKind::InvalidModel);
+  EXPECT_NE(message.find("model.layers.2.mlp.down_proj.weight"), std::string::npos) << message;
+  EXPECT_NE(message.find("not finite"), std::string::npos) << message;
   std::filesystem::remove_all(dir);
 }
 
