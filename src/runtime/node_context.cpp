@@ -36,6 +36,9 @@ gpu::BufferBinding NodeContext::handoff(uint64_t bytes, const std::string& user)
   return program_.impl_->handoff.get(bytes, user, label());
 }
 const RuntimeOptions& NodeContext::options() const { return program_.impl_->options; }
+void NodeContext::when_constants_ready(std::function<void()> fn) const {
+  program_.impl_->constants_ready.push_back(std::move(fn));
+}
 std::vector<NodeContext::Constant> NodeContext::constants_ahead(size_t nodes) const {
   const Graph& g = graph();
   std::vector<bool> constant(g.values.size(), false), taken(g.values.size(), false);

@@ -94,6 +94,10 @@ class NodeContext {
     TensorRef ref;
   };
   std::vector<Constant> constants_ahead(size_t nodes) const;
+  // Runs `fn` once every constant holds its bytes: at the end of the build, or, for a program
+  // built with Program::LaterWeights, once the last is written. GPU work it submits runs after
+  // the constants' uploads (a copy of a constant into a table of the node's own).
+  void when_constants_ready(std::function<void()> fn) const;
 
   size_t input_count() const { return operands_ ? operands_->inputs.size() : node().inputs.size(); }
   size_t output_count() const { return operands_ ? operands_->outputs.size() : node().outputs.size(); }

@@ -303,6 +303,7 @@ void Program::build(const graph::WeightStore* weights, const Program* constants_
   m.pipelines.ready();
   memory_.scratch = m.scratch.bytes() + m.handoff.bytes();
   reset_state();
+  if (weights || m.later.empty()) m.run_constants_ready();
 }
 
 void Program::write_constant(size_t index, uint64_t offset, std::span<const uint8_t> bytes) {
@@ -330,14 +331,16 @@ void Program::write_later(size_t index, uint64_t offset, std::span<const uint8_t
   c.written += bytes.size();
   if (c.copy) {
     gpu::upload(m.gpu, *m.constant_buffers[index], offset, bytes.data(), bytes.size());
-    return;
+  } else {
+    if (c.held.empty()) c.held.resize(c.size);
+    std::copy(bytes.begin(), bytes.end(), c.held.begin() + static_cast<std::ptrdiff_t>(offset));
+    if (c.written < c.size) return;
+    const std::vector<uint8_t> stored =
+        to_storage(m.graph.type(k.value).dtype, c.held, m.refs[k.value].storage, k.name);
+    gpu::upload(m.gpu, *m.constant_buffers[index], 0, stored.data(), stored.size());
+    std::vector<uint8_t>().swap(c.held);
   }
-  if (c.held.empty()) c.held.resize(c.size);
-  std::copy(bytes.begin(), bytes.end(), c.held.begin() + static_cast<std::ptrdiff_t>(offset));
-  if (c.written < c.size) return;
-  const std::vector<uint8_t> stored = to_storage(m.graph.type(k.value).dtype, c.held, m.refs[k.value].storage, k.name);
-  gpu::upload(m.gpu, *m.constant_buffers[index], 0, stored.data(), stored.size());
-  std::vector<uint8_t>().swap(c.held);
+  if (c.written == c.size && ++m.later_complete == m.later.size()) m.run_constants_ready();
 }
 
 void Program::check_constants_written() const {

@@ -3,6 +3,7 @@
 // program_read.cpp (outputs and state), async_read.cpp. Nothing outside src/runtime includes it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,6 +118,14 @@ struct Program::Impl {
     std::vector<uint8_t> held;
   };
   std::vector<LaterConstant> later;
+  size_t later_complete = 0;  // constants written whole
+  // NodeContext::when_constants_ready's work, not yet run (LaterWeights: until the last constant
+  // is written whole).
+  std::vector<std::function<void()>> constants_ready;
+  void run_constants_ready() {
+    for (auto& fn : constants_ready) fn();
+    constants_ready.clear();
+  }
   // LaterWeights: per constant of the graph as given, its bytes' destinations (itself, or the
   // pieces of its row chunks where it was split).
   struct LaterPiece {

@@ -155,14 +155,19 @@ RopeTable rope_table(const NodeContext& ctx) {
   }
   t.buffer = std::make_shared<gpu::Buffer>(ctx.gpu(), words.data(), words.size() * 4, ctx.label() + " table");
   if (has_norm(ctx)) {
-    // Constants never change after the program uploads them: one copy serves every execution.
-    gpu::Recorder rec(ctx.gpu(), ctx.label() + " norm weights");
-    for (size_t w = 0; w < 2; ++w) {
-      const runtime::TensorRef& weight = ctx.input(kNormWeights + w);
-      rec.copy(*weight.buffer, weight.offset, *t.buffer, (t.norm_base + w * t.norm_words) * uint64_t{4},
-               uint64_t{t.norm_words} * 4);
-    }
-    rec.submit();
+    // Constants never change once they hold their bytes (which a program built before its
+    // weights gets later): one copy then serves every execution.
+    const runtime::TensorRef q = ctx.input(kNormWeights), k = ctx.input(kNormWeights + 1);
+    ctx.when_constants_ready([&gpu = ctx.gpu(), label = ctx.label(), q, k, table = t.buffer, base = t.norm_base,
+                              words = t.norm_words] {
+      gpu::Recorder rec(gpu, label + " norm weights");
+      uint64_t at = base;
+      for (const runtime::TensorRef* weight : {&q, &k}) {
+        rec.copy(*weight->buffer, weight->offset, *table, at * 4, uint64_t{words} * 4);
+        at += words;
+      }
+      rec.submit();
+    });
   }
   return t;
 }
