@@ -58,14 +58,6 @@ std::vector<float> SourceTensor::values() const {
   return out;
 }
 
-SourceTensor SourceTensor::of(std::vector<float> values, int64_t rows, int64_t cols, std::string file) {
-  auto held = std::make_shared<const std::vector<float>>(std::move(values));
-  auto read = [held, cols](int64_t first, int64_t count, float* out) {
-    std::copy_n(held->data() + first * cols, count * cols, out);
-  };
-  return SourceTensor{rows, cols, read, std::move(file)};
-}
-
 Encoded encode_dense(const std::vector<float>& values, std::vector<int64_t> shape, graph::DType dtype,
                      const Origin& origin) {
   Encoded e;

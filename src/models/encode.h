@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,8 +29,6 @@ struct SourceTensor {
   std::string file;
 
   std::vector<float> values() const;  // every row, read on the host's cores
-  // A weight already in memory: `values` holds rows x cols.
-  static SourceTensor of(std::vector<float> values, int64_t rows, int64_t cols, std::string file);
 };
 
 // Where a tensor came from, for messages: "model.layers.0.self_attn.q_proj.weight" and its file.

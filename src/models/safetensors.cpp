@@ -12,7 +12,6 @@
 #include "graph/storage.h"
 #include "models/error.h"
 #include "models/json_excerpt.h"
-#include "models/parallel.h"
 
 namespace wgx::models {
 
@@ -314,11 +313,8 @@ void to_f32(const TensorView& tensor, uint64_t first, uint64_t count, float* out
 }
 
 std::vector<float> to_f32(const TensorView& tensor) {
-  const auto n = static_cast<int64_t>(tensor.numel());
-  std::vector<float> out(static_cast<size_t>(n));
-  parallel_ranges(n, int64_t{1} << 20, [&](int64_t begin, int64_t end) {
-    to_f32(tensor, static_cast<uint64_t>(begin), static_cast<uint64_t>(end - begin), out.data() + begin);
-  });
+  std::vector<float> out(tensor.numel());
+  to_f32(tensor, 0, out.size(), out.data());
   return out;
 }
 

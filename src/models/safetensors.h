@@ -93,7 +93,8 @@ class Checkpoint {
   std::map<std::string, const TensorView*, std::less<>> tensors_;
 };
 
-// The elements as f32, converting F16 and BF16 (exact), on the host's cores.
+// The elements as f32, converting F16 and BF16 (exact). A model's weights are read a block of
+// rows at a time instead (checkpoint_weights).
 std::vector<float> to_f32(const TensorView& tensor);
 // Elements [first, first + count) of the tensor as f32 into `out`, on the calling thread.
 void to_f32(const TensorView& tensor, uint64_t first, uint64_t count, float* out);

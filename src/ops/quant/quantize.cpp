@@ -1,8 +1,8 @@
 #include "ops/quant/quantize.h"
 
 #include <algorithm>
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
