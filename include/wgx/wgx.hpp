@@ -171,7 +171,9 @@ enum class KvFormat { F16, F32 };
 
 struct LoadProgress {
   std::string stage;  // "reading", "converting", "building", "done"
-  std::string step;   // "layer 3/16", "" where there is none
+  // "layer 3/16" (converting); "matrix 37/226" (building: a folder's matrices are converted
+  // while the program compiles, and each is written to the GPU as it is ready); "" where none.
+  std::string step;
   double seconds = 0;  // since the load began
 };
 
@@ -186,7 +188,7 @@ struct LoadOptions {
   // Sequences a Batch decodes at once, each with a KV cache of `context` tokens of its own (memory
   // grows with it); 0: no Batch. Any value for a .wgx file.
   int64_t parallel = 0;
-  // Called as the load goes on (each layer while converting, then building); none by default.
+  // Called as the load goes on (each layer, then each matrix); none by default.
   std::function<void(const LoadProgress&)> on_progress;
 };
 
@@ -207,8 +209,8 @@ struct ModelInfo {
     uint64_t weights = 0, state = 0, activations = 0, total = 0;  // bytes on the device
   } memory;
   double load_seconds = 0;   // all of Model::load
-  double read_seconds = 0;   // of it: reading (and converting) the weights
-  double build_seconds = 0;  // of it: routes, kernels, uploads
+  double read_seconds = 0;   // of it: reading the files (and converting, with parallel > 0)
+  double build_seconds = 0;  // of it: routes, kernels, uploads (and converting the weights meanwhile)
   size_t kernels = 0;        // compute pipelines created
   std::string description;   // "Llama, q4 weights, f16 KV cache, context 4096, <adapter>"
 };

@@ -2,9 +2,12 @@
 // wgx::convert.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "api/internal.h"
 #include "format/layout.h"
@@ -200,6 +203,70 @@ models::ModelConfig synthetic_config_or_error(const std::string& name) {
   return *config;
 }
 
+// The program of a folder's model whose matrices are still to be made (LoadOptions::
+// defer_weights): a thread makes them one after another (each over the host's cores) while this
+// one builds the program (its kernels compile meanwhile), then each is written into the program's
+// buffers as it is ready and its host copy freed. `then` runs once the program is built, before
+// the weights are written (another program sharing its constants compiles meanwhile too);
+// `progress` is told (k, n) after the k-th matrix.
+std::unique_ptr<runtime::Program> build_while_converting(gpu::Context& gpu, models::BuiltModel& built,
+                                                         const runtime::RuntimeOptions& options,
+                                                         const std::function<void(const runtime::Program&)>& then,
+                                                         const std::function<void(size_t, size_t)>& progress) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::vector<uint8_t>> ready;
+  std::exception_ptr failed;
+  std::atomic<bool> stop{false};
+  std::vector<models::BuiltModel::LaterConstant>& later = built.later;
+  std::thread maker([&] {
+    try {
+      for (models::BuiltModel::LaterConstant& c : later) {
+        if (stop) return;
+        std::vector<uint8_t> bytes = c.make();
+        c.make = nullptr;  // frees the sources it held
+        const std::lock_guard lock(mutex);
+        ready.push_back(std::move(bytes));
+        changed.notify_one();
+      }
+    } catch (...) {
+      const std::lock_guard lock(mutex);
+      failed = std::current_exception();
+      changed.notify_one();
+    }
+  });
+  struct Join {  // on every way out, the maker stops after its matrix and is waited for
+    std::thread& thread;
+    std::atomic<bool>& stop;
+    ~Join() {
+      stop = true;
+      thread.join();
+    }
+  } join{maker, stop};
+
+  auto program = std::make_unique<runtime::Program>(gpu, built.graph, runtime::Program::LaterWeights{}, options);
+  then(*program);
+  std::vector<bool> is_later(built.graph.constants.size());
+  for (const auto& c : later) is_later.at(c.constant) = true;
+  for (size_t c = 0; c < is_later.size(); ++c) {
+    if (!is_later[c]) program->write_constant(c, 0, built.weights.bytes(built.graph.constants[c].data));
+  }
+  for (size_t i = 0; i < later.size(); ++i) {
+    std::vector<uint8_t> bytes;
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return !ready.empty() || failed; });
+      if (ready.empty()) std::rethrow_exception(failed);
+      bytes = std::move(ready.front());
+      ready.pop_front();
+    }
+    program->write_constant(later[i].constant, 0, bytes);
+    progress(i + 1, later.size());
+  }
+  program->check_constants_written();
+  return program;
+}
+
 std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const Source& src, const LoadOptions& asked) {
   const auto start = Clock::now();
   auto m = std::make_shared<Model::Impl>();
@@ -207,6 +274,9 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
   models::LoadOptions options = load_options(asked, start);
   std::optional<models::BuiltModel> built;
   double read_seconds = 0;
+  // A folder's or a synthetic model's matrices are made while the programs build, unless the
+  // host's copy is to be kept (a .wgx file holds them made).
+  options.defer_weights = !src.keep;
   if (!src.synthetic.empty()) {
     options.share_layer_weights = src.shared_layers;
     built = models::build_decoder(synthetic_config_or_error(src.synthetic), models::synthetic_weights(src.seed), options);
@@ -224,22 +294,31 @@ std::shared_ptr<Model::Impl> build(std::shared_ptr<Engine::Impl> engine, const S
     read_seconds = since(start);
   }
   m->config = built->config;
+  options.defer_weights = false;
   m->load_options = options;
   m->limits = llm::model_limits(built->graph);
   report(asked, start, "building");
   const auto build_start = Clock::now();
   gpu::Context& gpu = *m->engine->gpu;
-  if (src.keep || asked.parallel > 0) {
-    m->program = std::make_unique<runtime::Program>(gpu, built->graph, built->weights, m->engine->options);
-  } else {
-    m->program = std::make_unique<runtime::Program>(gpu, std::move(built->graph), built->weights, m->engine->options);
-  }
-  if (asked.parallel > 0) {
-    // The rows graph over the same constants, whose buffers it shares.
+  // With a Batch: the rows graph over the same constants, whose buffers it shares.
+  const auto add_rows = [&](const runtime::Program& first) {
+    if (asked.parallel == 0) return;
     models::BuiltModel rows = models::build_rows_decoder(*built, asked.parallel);
     m->batch_limits = llm::batch_limits(rows.graph);
-    m->rows_program = std::make_unique<runtime::Program>(gpu, std::move(rows.graph), rows.weights, *m->program,
-                                                         m->engine->options);
+    m->rows_program =
+        std::make_unique<runtime::Program>(gpu, std::move(rows.graph), rows.weights, first, m->engine->options);
+  };
+  if (!built->later.empty()) {
+    m->program = build_while_converting(gpu, *built, m->engine->options, add_rows, [&](size_t k, size_t n) {
+      report(asked, start, "building", "matrix " + std::to_string(k) + "/" + std::to_string(n));
+    });
+  } else {
+    if (src.keep || asked.parallel > 0) {
+      m->program = std::make_unique<runtime::Program>(gpu, built->graph, built->weights, m->engine->options);
+    } else {
+      m->program = std::make_unique<runtime::Program>(gpu, std::move(built->graph), built->weights, m->engine->options);
+    }
+    add_rows(*m->program);
   }
   if (src.keep) {
     m->built = std::move(built);

@@ -105,7 +105,7 @@ ValueId GraphBuilder::scalar_bool(bool value) {
   return add_value(std::move(v));
 }
 
-ValueId GraphBuilder::add_constant(std::string name, const TensorType& type, WeightRef ref) {
+ValueId GraphBuilder::add_constant(std::string name, const TensorType& type, WeightRef ref, bool later) {
   claim_name(name, "constant");
   const std::string what = "constant '" + name + "'";
   check_shape(type.shape, graph_.syms, what);
@@ -118,7 +118,7 @@ ValueId GraphBuilder::add_constant(std::string name, const TensorType& type, Wei
     throw GraphError(str(what, ": ", ref.bytes, " bytes given, ", to_string(type, &graph_.syms),
                          " needs ", *bytes));
   }
-  weights_.bytes(ref);  // throws when the range is not in the store
+  if (!later) weights_.bytes(ref);  // throws when the range is not in the store
   Value v;
   v.type = type;
   v.name = name;
@@ -132,6 +132,12 @@ ValueId GraphBuilder::constant(std::string name, const TensorType& type,
   const uint64_t size = bytes.size();
   const uint32_t blob = weights_.add(std::move(bytes));
   return add_constant(std::move(name), type, {blob, 0, size});
+}
+
+ValueId GraphBuilder::later_constant(std::string name, const TensorType& type) {
+  const auto bytes = tensor_bytes(type, graph_.syms);
+  const uint32_t blob = weights_.add_view({});
+  return add_constant(std::move(name), type, {blob, 0, bytes.value_or(0)}, true);
 }
 
 ValueId GraphBuilder::constant(std::string name, DType dtype, Shape shape,

@@ -42,6 +42,10 @@ class GraphBuilder {
   ValueId constant(std::string name, const TensorType& type, std::vector<uint8_t> bytes);
   ValueId constant(std::string name, DType dtype, Shape shape, std::vector<uint8_t> bytes);
   ValueId constant(std::string name, const TensorType& type, WeightRef ref);
+  // A weight whose bytes come later: an empty blob of weights() that WeightStore::fill fills, or
+  // a runtime::Program built with LaterWeights is given them. Its ref names the whole size.
+  ValueId later_constant(std::string name, const TensorType& type);
+  size_t constant_count() const { return graph_.constants.size(); }
 
   // Persistent state. The value is the state as nodes read it; mutate() writes it back.
   ValueId mutable_buffer(std::string name, DType dtype, Shape shape,
@@ -74,7 +78,7 @@ class GraphBuilder {
  private:
   ValueId add_value(Value v);
   void claim_name(const std::string& name, const char* what);
-  ValueId add_constant(std::string name, const TensorType& type, WeightRef ref);
+  ValueId add_constant(std::string name, const TensorType& type, WeightRef ref, bool later = false);
 
   const OpRegistry& registry_;
   Graph graph_;

@@ -187,6 +187,7 @@ class Decoder {
     m.config = c_;
     m.graph = b_.build();
     m.weights = b_.weights();
+    m.later = std::move(later_);
     progress.done();
     return m;
   }
@@ -213,11 +214,18 @@ class Decoder {
   }
 
   std::map<std::string, ValueId> shared_;  // layer 0's matrices by name (share_layer_weights)
+  std::vector<BuiltModel::LaterConstant> later_;  // LoadOptions::defer_weights
   // The reused model's constant `name` (build_rows_decoder).
   ValueId reused(const std::string& name) {
     const auto it = reused_.find(name);
     if (it == reused_.end()) throw ModelError("", name, "the model to batch has no constant of this name");
-    return b_.constant(name, reuse_->graph.type(it->second->value), it->second->data);
+    const graph::TensorType& type = reuse_->graph.type(it->second->value);
+    // A matrix still to be made (LoadOptions::defer_weights): the program built from this graph
+    // reads it from the reused model's program, which is given its bytes.
+    if (it->second->data.bytes > 0 && reuse_->weights.blob(it->second->data.blob).empty()) {
+      return b_.later_constant(name, type);
+    }
+    return b_.constant(name, type, it->second->data);
   }
 
   ValueId norm_weight(const std::string& name, int64_t size = 0, const char* why = "hidden_size") {
@@ -241,34 +249,43 @@ class Decoder {
       share_key = std::string(kLayerPrefix) + "0" + name.substr(dot);
       if (const auto it = shared_.find(share_key); it != shared_.end()) return it->second;
     }
-    std::vector<SourceTensor> sources;
+    auto sources = std::make_shared<std::vector<SourceTensor>>();
     SourceTensor whole{0, cols, {}, ""};
     for (const Part& p : parts) {
-      sources.push_back(w_.tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why));
+      sources->push_back(w_.tensor(p.tensor, {p.rows, cols}, std::string(p.why) + " by " + cols_why));
       whole.rows += p.rows;
-      whole.file = sources.back().file;
+      whole.file = sources->back().file;
     }
     // Row r of the whole: stacked, the parts one after another; interleaved, row r / parts of
     // part r % parts. Blocks of rows are read a run of one part's rows at a time.
-    whole.read = [&sources, interleave, cols](int64_t first, int64_t count, float* out) {
-      const auto n_parts = static_cast<int64_t>(sources.size());
+    whole.read = [held = sources, interleave, cols](int64_t first, int64_t count, float* out) {
+      const std::vector<SourceTensor>& from = *held;
+      const auto n_parts = static_cast<int64_t>(from.size());
       for (int64_t r = first; r < first + count;) {
         int64_t part = 0, row = r, run = 1;
         if (interleave) {
           part = r % n_parts;
           row = r / n_parts;
         } else {
-          while (row >= sources[static_cast<size_t>(part)].rows) row -= sources[static_cast<size_t>(part++)].rows;
-          run = std::min(first + count - r, sources[static_cast<size_t>(part)].rows - row);
+          while (row >= from[static_cast<size_t>(part)].rows) row -= from[static_cast<size_t>(part++)].rows;
+          run = std::min(first + count - r, from[static_cast<size_t>(part)].rows - row);
         }
-        sources[static_cast<size_t>(part)].read(row, run, out + (r - first) * cols);
+        from[static_cast<size_t>(part)].read(row, run, out + (r - first) * cols);
         r += run;
       }
     };
     const std::string origin =
         parts.size() == 1 ? parts[0].tensor : name + (interleave ? " (rows interleaved)" : " (stacked)");
-    Encoded e = encode_matrix(whole, o_, act_, {origin, whole.file});
-    const ValueId v = b_.constant(name, e.type, std::move(e.bytes));
+    const Origin from{origin, whole.file};
+    ValueId v = graph::kNoValue;
+    if (o_.defer_weights) {
+      v = b_.later_constant(name, matrix_type(whole.rows, cols, o_, act_, from));
+      later_.push_back({static_cast<uint32_t>(b_.constant_count() - 1),
+                        [whole, o = o_, act = act_, from] { return encode_matrix(whole, o, act, from).bytes; }});
+    } else {
+      Encoded e = encode_matrix(whole, o_, act_, from);
+      v = b_.constant(name, e.type, std::move(e.bytes));
+    }
     if (!share_key.empty()) shared_[share_key] = v;
     return v;
   }
@@ -398,20 +415,33 @@ class Decoder {
 
 }  // namespace
 
-WeightSource checkpoint_weights(const Checkpoint& checkpoint) {
+WeightSource checkpoint_weights(std::shared_ptr<const Checkpoint> checkpoint) {
   WeightSource source;
-  source.origin = checkpoint.dir().string();
-  source.tensor = [&checkpoint](const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
-    const TensorView& t = checkpoint.at(name);
+  source.origin = checkpoint->dir().string();
+  source.tensor = [checkpoint](const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
+    const TensorView& t = checkpoint->at(name);
     expect_shape(t, shape, why);
     const int64_t rows = shape.size() < 2 ? 1 : shape[0];
     const auto cols = static_cast<int64_t>(t.numel()) / std::max<int64_t>(rows, 1);
-    auto read = [&t, cols](int64_t first, int64_t count, float* out) {
+    // The reader keeps the checkpoint (and so its mapping of the file) open.
+    auto read = [checkpoint, &t, cols](int64_t first, int64_t count, float* out) {
       to_f32(t, static_cast<uint64_t>(first * cols), static_cast<uint64_t>(count * cols), out);
     };
     return SourceTensor{rows, cols, read, t.file};
   };
   return source;
+}
+
+WeightSource checkpoint_weights(const Checkpoint& checkpoint) {
+  return checkpoint_weights(std::shared_ptr<const Checkpoint>(std::shared_ptr<void>(), &checkpoint));
+}
+
+void BuiltModel::finish_weights() {
+  for (LaterConstant& c : later) {
+    weights.fill(graph.constants.at(c.constant).data.blob, c.make());
+    c.make = nullptr;  // frees what it held
+  }
+  later.clear();
 }
 
 BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options) {
@@ -430,8 +460,7 @@ BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint
 
 BuiltModel load_hf(const std::filesystem::path& dir, const LoadOptions& options) {
   const ModelConfig config = load_config(dir);
-  const Checkpoint checkpoint(dir);
-  return build_decoder(config, checkpoint, options);
+  return build_decoder(config, checkpoint_weights(std::make_shared<const Checkpoint>(dir)), options);
 }
 
 }  // namespace wgx::models

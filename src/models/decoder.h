@@ -50,6 +50,8 @@ struct WeightSource {
 };
 
 WeightSource checkpoint_weights(const Checkpoint& checkpoint);  // which must outlive the source
+// The same, the source (and every tensor it gives out) keeping the checkpoint open.
+WeightSource checkpoint_weights(std::shared_ptr<const Checkpoint> checkpoint);
 
 BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options);
 BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options);

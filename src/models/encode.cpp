@@ -85,17 +85,23 @@ Encoded encode_dense(const std::vector<float>& values, std::vector<int64_t> shap
   return e;
 }
 
-Encoded encode_matrix(const SourceTensor& matrix, const LoadOptions& options, graph::DType dense_dtype,
-                      const Origin& origin) {
-  const int64_t rows = matrix.rows, cols = matrix.cols;
-  if (options.weights != WeightFormat::Q4) return encode_dense(matrix.values(), {rows, cols}, dense_dtype, origin);
+graph::TensorType matrix_type(int64_t rows, int64_t cols, const LoadOptions& options, graph::DType dense_dtype,
+                              const Origin& origin) {
+  if (options.weights != WeightFormat::Q4) return {dense_dtype, {rows, cols}, {}};
   if (cols % options.q4_group_size != 0) {
     throw ModelError(origin.file, "tensor " + origin.tensor,
                      "has " + std::to_string(cols) + " columns, not a multiple of the q4 group size " +
                          std::to_string(options.q4_group_size) + " (load it as f16 or f32)");
   }
+  return {graph::DType::q4gsw, {rows, cols}, {options.q4_group_size, options.q4_scale_dtype}};
+}
+
+Encoded encode_matrix(const SourceTensor& matrix, const LoadOptions& options, graph::DType dense_dtype,
+                      const Origin& origin) {
+  const int64_t rows = matrix.rows, cols = matrix.cols;
   Encoded e;
-  e.type = {graph::DType::q4gsw, {rows, cols}, {options.q4_group_size, options.q4_scale_dtype}};
+  e.type = matrix_type(rows, cols, options, dense_dtype, origin);
+  if (options.weights != WeightFormat::Q4) return encode_dense(matrix.values(), {rows, cols}, dense_dtype, origin);
   try {
     e.bytes = quantize_rows(matrix, options);
   } catch (const std::invalid_argument& err) {

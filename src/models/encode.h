@@ -41,6 +41,10 @@ struct Origin {
 Encoded encode_dense(const std::vector<float>& values, std::vector<int64_t> shape, graph::DType dtype,
                      const Origin& origin);
 
+// The type encode_matrix gives a [rows, cols] matrix, or its ModelError for one it cannot take.
+graph::TensorType matrix_type(int64_t rows, int64_t cols, const LoadOptions& options, graph::DType dense_dtype,
+                              const Origin& origin);
+
 // A [rows, cols] matrix (product weight or embedding table): q4gsw when the options say Q4
 // (quantized from blocks of rows as they are read), otherwise dense in `dense_dtype`.
 Encoded encode_matrix(const SourceTensor& matrix, const LoadOptions& options, graph::DType dense_dtype,

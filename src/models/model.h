@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,9 @@ struct LoadOptions {
   // A diagnostic (wgx bench --shared-layers): every layer reads layer 0's products' weights, so a
   // decode step's weights fit the GPU's L2 cache: what caching weights could give at most.
   bool share_layer_weights = false;
+  // The matrices' bytes are made later (BuiltModel::later), so that the caller can compile the
+  // program while the host converts them; norm weights are made at once.
+  bool defer_weights = false;
 };
 
 // Activations are f32, except with WeightFormat::F16, where they are f16 (kernels compute in f32)
@@ -87,6 +91,16 @@ struct BuiltModel {
   ModelConfig config;
   graph::Graph graph;
   graph::WeightStore weights;
+  // With LoadOptions::defer_weights: the constants whose bytes are still to be made, in the
+  // graph's order. make() returns graph.constants[constant]'s bytes (reading the checkpoint,
+  // which it keeps open; throws ModelError as a load would); its blob in `weights` stays empty
+  // until finish_weights() fills every one, in order, on the calling thread.
+  struct LaterConstant {
+    uint32_t constant = 0;
+    std::function<std::vector<uint8_t>()> make;
+  };
+  std::vector<LaterConstant> later;
+  void finish_weights();
 };
 
 // Reads config.json (+ generation_config.json) and the safetensors weights in `dir` (a single

@@ -306,7 +306,8 @@ TEST(Errors, MissingAndMalformedModels) {
   std::filesystem::remove_all(dir);
 }
 
-// A weight that cannot be quantized ends the load with an error naming it; the same folder
+// A folder's matrices are converted while the program builds, on a thread of their own: a
+// weight that cannot be quantized still ends the load with an error naming it, and the model
 // loaded before it is poisoned (the control) works.
 TEST(Errors, AWeightThatIsNotFiniteIsNamed) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "wgx_api_nan_model";

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <random>
 
 #include "models/error.h"
@@ -279,6 +280,57 @@ TEST_F(LoadErrors, Q4NeedsWholeGroups) {
   o.q4_group_size = 128;  // hidden 64 is not a multiple
   expect_error([&] { (void)load_hf(dir_.path(), o); },
                {"tensor model.embed_tokens.weight", "not a multiple of the q4 group size 128"});
+}
+
+// LoadOptions::defer_weights: the graph comes first, every matrix's bytes later, the same bytes
+// as a load that converts at once. The checkpoint stays open for them (its folder can be gone).
+// Controls: before finish_weights() the deferred blobs are empty; a weight that is not finite
+// fails in finish_weights(), naming the tensor, not in the graph's build.
+TEST(DeferredWeights, SameBytesAsConvertingAtOnce) {
+  for (const auto& [spec, format] : {std::pair{tiny_llama_gqa(3), WeightFormat::Q4}, std::pair{tiny_qwen3(4), WeightFormat::Q4},
+                                      std::pair{tiny_llama_gqa(3), WeightFormat::F16}}) {
+    TempDir dir;
+    write_checkpoint(make_tiny(spec), dir.path(), 2);
+    LoadOptions o;
+    o.weights = format;
+    const BuiltModel now = load_hf(dir.path(), o);
+    o.defer_weights = true;
+    BuiltModel later = load_hf(dir.path(), o);
+    std::filesystem::remove_all(dir.path());
+    ASSERT_EQ(later.graph.constants.size(), now.graph.constants.size());
+    ASSERT_FALSE(later.later.empty());
+    size_t empty = 0;
+    for (const auto& c : later.later) empty += later.weights.blob(later.graph.constants.at(c.constant).data.blob).empty();
+    EXPECT_EQ(empty, later.later.size());
+    later.finish_weights();
+    EXPECT_TRUE(later.later.empty());
+    for (size_t c = 0; c < now.graph.constants.size(); ++c) {
+      const graph::Constant& a = now.graph.constants[c];
+      const graph::Constant& b = later.graph.constants[c];
+      EXPECT_EQ(a.name, b.name);
+      EXPECT_EQ(now.graph.type(a.value), later.graph.type(b.value)) << a.name;
+      const auto x = now.weights.bytes(a.data), y = later.weights.bytes(b.data);
+      EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << a.name;
+    }
+  }
+}
+
+TEST(DeferredWeights, AWeightThatIsNotFiniteFailsWhenMade) {
+  TinyModel model = make_tiny({});
+  for (RawTensor& t : model.tensors) {
+    if (t.name != "model.layers.1.mlp.down_proj.weight") continue;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(t.bytes.data() + 4 * 5, &nan, 4);  // F32: element 5
+  }
+  TempDir dir;
+  write_checkpoint(model, dir.path());
+  LoadOptions o;
+  o.defer_weights = true;
+  BuiltModel later = load_hf(dir.path(), o);
+  expect_error([&] { later.finish_weights(); },
+               {"tensor model.layers.1.mlp.down_proj.weight", "cannot be quantized", "not finite"});
+  o.defer_weights = false;
+  expect_error([&] { (void)load_hf(dir.path(), o); }, {"tensor model.layers.1.mlp.down_proj.weight", "not finite"});
 }
 
 }  // namespace
