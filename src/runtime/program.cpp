@@ -303,7 +303,15 @@ void Program::build(const graph::WeightStore* weights, const Program* constants_
   m.pipelines.ready();
   memory_.scratch = m.scratch.bytes() + m.handoff.bytes();
   reset_state();
-  if (weights || m.later.empty()) m.run_constants_ready();
+  if (constants_from && constants_from->impl_->later_complete < constants_from->impl_->later.size()) {
+    // Shared constants still to be written (a LaterWeights program): this program's copies of
+    // them wait for the last write there.
+    constants_from->impl_->constants_ready.push_back([alive = std::weak_ptr<char>(m.alive), &m] {
+      if (alive.lock()) m.run_constants_ready();
+    });
+  } else if (weights || m.later.empty()) {
+    m.run_constants_ready();
+  }
 }
 
 void Program::write_constant(size_t index, uint64_t offset, std::span<const uint8_t> bytes) {

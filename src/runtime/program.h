@@ -109,6 +109,8 @@ class Program {
   // A second graph of the same model (models::build_rows_decoder): constants that `constants_from`
   // holds under the same name, dtype and size are read from its buffers instead of uploaded again
   // (the caller vouches that their bytes are the same). `constants_from` must outlive this program.
+  // If it was built with LaterWeights and is still being written, this program's
+  // NodeContext::when_constants_ready work runs after its last write.
   Program(gpu::Context& gpu, graph::Graph graph, const graph::WeightStore& weights, const Program& constants_from,
           RuntimeOptions options = {}, const KernelRegistry& kernels = KernelRegistry::global());
   // Weights that arrive after the build (a .wgx file streamed from the network): the constants'

@@ -126,6 +126,8 @@ struct Program::Impl {
     for (auto& fn : constants_ready) fn();
     constants_ready.clear();
   }
+  // Expires with the program: work another program's constants_ready holds for this one.
+  std::shared_ptr<char> alive = std::make_shared<char>();
   // LaterWeights: per constant of the graph as given, its bytes' destinations (itself, or the
   // pieces of its row chunks where it was split).
   struct LaterPiece {

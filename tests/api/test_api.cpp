@@ -554,6 +554,23 @@ TEST(Batch, SequencesJoinAndLeaveAndAgreeWithRunningAlone) {
   EXPECT_THROW(wgx::Model::load(engine(), WGX_DEMO_MODEL, o), wgx::Error);
 }
 
+// A Qwen3 folder loaded for batching: its matrices are written after both programs are built,
+// and the rows program's copies of the q and k norm weights (rope's table) wait for them. Its
+// greedy tokens are a session's.
+TEST(Batch, AQwen3FolderBatchesAsASessionAnswers) {
+  wgx::LoadOptions o;
+  o.parallel = 2;
+  const wgx::Model m = wgx::Model::load(engine(), WGX_CHAT_MODEL, o);
+  const std::vector<int32_t> prompt = m.tokenizer().encode("Hi there, how are");
+  wgx::Batch b(m);
+  const uint64_t id = b.add(prompt, greedy(12));
+  std::map<uint64_t, wgx::Result> got;
+  while (b.running() > 0) {
+    for (auto& f : b.step()) got[f.id] = f.result;
+  }
+  EXPECT_EQ(got.at(id).tokens, chat_model().session().generate(prompt, greedy(12)).tokens);
+}
+
 // Model::log_probs (wgx perplexity): a sentence the demo model has seen the like of scores
 // better than its own tokens reversed; the values are log-probabilities; what cannot be scored
 // is refused (the numbers against transformers: tests/models/test_score.cpp).
