@@ -369,39 +369,138 @@ fn gemm_i8(lid: u32, t: Tile) {
   finish(t.split, r + 3u, n + 64u, c31);
 }
 
-// The int8 product of workgroup `t`'s tile for BM = 16 (few rows: continuous batching's steps):
-// invocation (tx, ty) keeps row ty's sums of the columns 4 tx.. and 64 + 4 tx... Each sum goes
-// through the same operations in the same order as gemm_i8's (exact integer sums per slice, then
-// one fma with the same steps per slice), so a row's output is the same bits in either variant
-// under the same split of K.
+// The int8 product of workgroup `t`'s tile for BM = 16 (few rows: continuous batching's steps).
+// Few rows reuse each weight little, so the tile is bound by how it reads W: a stage holds FD
+// slices (FD * 16 bytes of each of the 128 columns, contiguous in W), which a warp loads in runs
+// of 64 bytes, not a lane per column, and stores as int8 (turned so once, as stage_i8 does), each
+// column's half slices rotated by its column quad so that the lanes reading one half slice of
+// neighbouring quads hit distinct banks; x, its steps and W's scales are staged beside it.
+// Invocation (q, g) = (lid % 32, lid / 32) then takes columns n0 + 4q .. + 3 of rows m0 + 2g,
+// m0 + 2g + 1. Each sum goes through the same operations in the same order as gemm_i8's (exact
+// integer sums per slice, then one fma with the same steps per slice), so a row's output is the
+// same bits in either variant under the same split of K.
+const FD = 4u;                                      // slices a stage
+const FH = 2u * FD;                                 // half slices a stage
+var<workgroup> Fw: array<vec4<u32>, BN * FH>;       // column c, half slice e at c * FH + (e + c / 4) % FH
+var<workgroup> Fx: array<vec4<u32>, BM * FH>;       // row r, half slice e: r * FH + e
+var<workgroup> Fdx: array<f32, BM * FD>;            // row r, slice j: r * FD + j
+var<workgroup> Fs: array<vec4<f32>, FD * BQ>;       // slice j, columns 4q..: j * BQ + q
+var<private> fw0: vec2<u32>;  // the next stage: 4 pieces of W (8 bytes: half a slice each)
+var<private> fw1: vec2<u32>;
+var<private> fw2: vec2<u32>;
+var<private> fw3: vec2<u32>;
+var<private> fx: vec4<u32>;   // half a slice of one row of x (lid < BM * FH)
+var<private> fdx: f32;        // a step of x (lid < BM * FD)
+var<private> fs0: f32;        // 2 scales
+var<private> fs1: f32;
+
+// Piece p of the stage at slice s: half slice v % FH of column v / FH, v = lid + WG p.
+fn few_piece(lid: u32, p: u32, n0: u32, s: u32, last: u32, old: vec2<u32>) -> vec2<u32> {
+  let v = lid + WG * p;
+  let n = min(n0 + v / FH, g_n() - 1u);
+  if (s + (v % FH) / 2u >= last) { return old; }
+  return W[((n * g_k() + s * BK) >> 4u) + v % FH];
+}
+
+// Scale p of the stage at slice s: slice v % FD of column v / FD.
+fn few_scale(lid: u32, p: u32, n0: u32, s: u32, last: u32, old: f32) -> f32 {
+  let v = lid + WG * p;
+  let n = min(n0 + v / FD, g_n() - 1u);
+  if (s + v % FD >= last) { return old; }
+  return scale(n * g_groups() + (((s + v % FD) * BK) >> g_group_shift()));
+}
+
+fn few_load(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
+  let chunks = g_k() / BK;
+  fw0 = few_piece(lid, 0u, n0, s, last, fw0);
+  fw1 = few_piece(lid, 1u, n0, s, last, fw1);
+  fw2 = few_piece(lid, 2u, n0, s, last, fw2);
+  fw3 = few_piece(lid, 3u, n0, s, last, fw3);
+  if (lid < BM * FH) {
+    let r = min(m0 + lid / FH, params.m - 1u);
+    let e = lid % FH;
+    if (s + e / 2u < last) { fx = X[2u * (r * chunks + s) + e]; }
+  }
+  if (lid < BM * FD) {
+    let f = params.xd_base + min(m0 + lid / FD, params.m - 1u) * chunks + s + lid % FD;
+    if (s + lid % FD < last) { fdx = bitcast<f32>(X[f >> 2u][f & 3u]); }
+  }
+  fs0 = few_scale(lid, 0u, n0, s, last, fs0);
+  fs1 = few_scale(lid, 1u, n0, s, last, fs1);
+}
+
+// Piece p into the stage as int8 words (stage_i8's order for that half slice).
+fn few_put(lid: u32, p: u32, w: vec2<u32>) {
+  let v = lid + WG * p;
+  let c = v / FH;
+  Fw[c * FH + (v % FH + c / 4u) % FH] = vec4<u32>(signed_nibbles(w.x), signed_nibbles(w.y));
+}
+
+fn few_put_scale(lid: u32, p: u32, d: f32) {
+  let v = lid + WG * p;
+  let c = v / FD;
+  Fs[(v % FD) * BQ + c / 4u][c % 4u] = d;
+}
+
+fn few_stage(lid: u32) {
+  few_put(lid, 0u, fw0);
+  few_put(lid, 1u, fw1);
+  few_put(lid, 2u, fw2);
+  few_put(lid, 3u, fw3);
+  if (lid < BM * FH) { Fx[lid] = fx; }
+  if (lid < BM * FD) { Fdx[lid] = fdx; }
+  few_put_scale(lid, 0u, fs0);
+  few_put_scale(lid, 1u, fs1);
+}
+
+struct Words { a: vec4<u32>, b: vec4<u32> }  // a slice's 8 words of one row or column, as int8
+
+// Column c's slice j from the stage.
+fn few_weights(c: u32, j: u32) -> Words {
+  return Words(Fw[c * FH + (2u * j + c / 4u) % FH], Fw[c * FH + (2u * j + 1u + c / 4u) % FH]);
+}
+
+fn dot8(x: Words, w: Words) -> i32 {
+  return dot4I8Packed(x.a.x, w.a.x) + dot4I8Packed(x.a.y, w.a.y) + dot4I8Packed(x.a.z, w.a.z) +
+         dot4I8Packed(x.a.w, w.a.w) + dot4I8Packed(x.b.x, w.b.x) + dot4I8Packed(x.b.y, w.b.y) +
+         dot4I8Packed(x.b.z, w.b.z) + dot4I8Packed(x.b.w, w.b.w);
+}
+
+// Row r's (of the tile) sums of slice j against four columns' words, scaled by its step and the
+// columns' d, accumulated into c.
+fn few_row(r: u32, j: u32, w0: Words, w1: Words, w2: Words, w3: Words, d: vec4<f32>, c: vec4<f32>) -> vec4<f32> {
+  let x = Words(Fx[r * FH + 2u * j], Fx[r * FH + 2u * j + 1u]);
+  let sums = vec4<i32>(dot8(x, w0), dot8(x, w1), dot8(x, w2), dot8(x, w3));
+  return fma(vec4<f32>(sums), Fdx[r * FD + j] * d, c);
+}
+
 fn gemm_i8_m16(lid: u32, t: Tile) {
-  let tx = lid % 16u;
-  let ty = lid / 16u;
+  let q = lid % 32u;
+  let r = 2u * (lid / 32u);
+  let busy = t.m0 + r < params.m;  // the same for a whole warp
   var c0 = vec4<f32>(0.0);
   var c1 = vec4<f32>(0.0);
-  if (t.first < t.last) {
-    load_i8(lid, t.m0, t.n0, t.first);
-    stage_i8(lid, 0u);
-  }
-  workgroupBarrier();
-  for (var s = t.first; s < t.last; s++) {
-    let b = (s - t.first) & 1u;
-    if (s + 1u < t.last) { load_i8(lid, t.m0, t.n0, s + 1u); }
-    var s0 = vec4<i32>();
-    var s1 = vec4<i32>();
-    for (var w = 0u; w < BW; w++) {
-      let a = Aq[(b * BW + w) * AQ + ty / 4u][ty % 4u];
-      s0 += dot4(a, Bq[(b * BW + w) * BQ + tx]);
-      s1 += dot4(a, Bq[(b * BW + w) * BQ + 16u + tx]);
-    }
-    let da = Ad[b * AQ + ty / 4u][ty % 4u];
-    c0 = fma(vec4<f32>(s0), da * Bd[b * BQ + tx], c0);
-    c1 = fma(vec4<f32>(s1), da * Bd[b * BQ + 16u + tx], c1);
-    if (s + 1u < t.last) { stage_i8(lid, b ^ 1u); }
+  if (t.first < t.last) { few_load(lid, t.m0, t.n0, t.first, t.last); }
+  for (var s = t.first; s < t.last; s += FD) {
     workgroupBarrier();
+    few_stage(lid);
+    workgroupBarrier();
+    if (s + FD < t.last) { few_load(lid, t.m0, t.n0, s + FD, t.last); }
+    if (busy) {
+      let slices = min(FD, t.last - s);
+      for (var j = 0u; j < slices; j++) {
+        let w0 = few_weights(4u * q, j);
+        let w1 = few_weights(4u * q + 1u, j);
+        let w2 = few_weights(4u * q + 2u, j);
+        let w3 = few_weights(4u * q + 3u, j);
+        let d = Fs[j * BQ + q];
+        c0 = few_row(r, j, w0, w1, w2, w3, d, c0);
+        c1 = few_row(r + 1u, j, w0, w1, w2, w3, d, c1);
+      }
+    }
   }
-  finish(t.split, t.m0 + ty, t.n0 + 4u * tx, c0);
-  finish(t.split, t.m0 + ty, t.n0 + 4u * tx + 64u, c1);
+  finish(t.split, t.m0 + r, t.n0 + 4u * q, c0);
+  finish(t.split, t.m0 + r + 1u, t.n0 + 4u * q, c1);
 }
 
 // Workgroup wg's tile: its split of K, first row and column, and slices [first, last).
