@@ -15,9 +15,8 @@
 // one step each, the steps from word params.xd_base of X) and turns W's nibbles into int8 (q - 8)
 // while staging: a slice is then 8 words per row and per column, and each invocation keeps
 // TM x 8 integer sums, four products per dot4I8Packed (exact in i32: |sum| <= 32 * 127 * 8),
-// which it scales by x's and W's steps into its f32 sums once per slice. Its two buffers of
-// workgroup memory take one barrier per slice: the next slice is staged while this one is
-// multiplied.
+// which it scales by x's and W's steps into its f32 sums once per slice. A stage holds 4
+// slices, loaded in runs along K while the one before is multiplied.
 #include "workgroup.wgsl"
 #include "f16_pack.wgsl"
 #include "silu.wgsl"
@@ -243,30 +242,37 @@ fn gemm_f32(lid: u32, t: Tile) {
   finish(split, r + 3u, n + 64u, c31);
 }
 
-// int8: the slices' words. Aq[(b * BW + w) * AQ + r / 4][r % 4]: word w of x's row m0 + r in
-// buffer b; Bq likewise for W's column n0 + c (as int8); Ad and Bd their steps.
+// int8: a stage holds FD slices. Aq[(j * BW + w) * AQ + r / 4][r % 4]: word w of slice j of
+// x's row m0 + r; Bq likewise for W's column n0 + c (as int8); Ad[j * AQ + ..] and Bd their steps.
+// The stage is loaded in runs along K (each row of x and column of W holds its FD slices
+// together: a warp's load covers a few rows or columns, not a lane each), into registers while
+// the previous stage is multiplied.
 const BW = 8u;
-var<workgroup> Aq: array<vec4<u32>, 2u * BW * AQ>;
-var<workgroup> Bq: array<vec4<u32>, 2u * BW * BQ>;
-var<workgroup> Ad: array<vec4<f32>, 2u * AQ>;
-var<workgroup> Bd: array<vec4<f32>, 2u * BQ>;
-var<private> qx: vec4<u32>;  // the next slice: half of one row's words of x (lid < 2 BM)
-var<private> dx: f32;        // or one row's step (2 BM <= lid < 3 BM)
+var<workgroup> Aq: array<vec4<u32>, FD * BW * AQ>;
+var<workgroup> Bq: array<vec4<u32>, FD * BW * BQ>;
+var<workgroup> Ad: array<vec4<f32>, FD * AQ>;
+var<workgroup> Bd: array<vec4<f32>, FD * BQ>;
+var<private> gx0: vec4<u32>;  // the next stage: two half slices of x (BM = 64: BM * FH = 2 WG)
+var<private> gx1: vec4<u32>;
 
-// The next slice's words into registers: x's by the first 3 BM invocations (BM = 64), W's (one
-// column's half, as load()) and its scale by all.
-fn load_i8(lid: u32, m0: u32, n0: u32, s: u32) {
-  let chunks = g_k() / BK;
-  if (lid < 2u * BM) {
-    let m = min(m0 + lid % BM, params.m - 1u);
-    qx = X[2u * (m * chunks + s) + lid / BM];
-  } else if (lid < 3u * BM) {
-    let e = params.xd_base + min(m0 + lid - 2u * BM, params.m - 1u) * chunks + s;
-    dx = bitcast<f32>(X[e >> 2u][e & 3u]);
-  }
-  let n = min(n0 + lid % BN, g_n() - 1u);
-  wr = W[((n * g_k() + s * BK) >> 4u) + lid / BN];
-  sc = scale(n * g_groups() + ((s * BK) >> g_group_shift()));
+// Half slice e of row r (of the tile) at slice s.
+fn deep_x(m0: u32, v: u32, s: u32, last: u32, old: vec4<u32>) -> vec4<u32> {
+  let m = min(m0 + v / FH, params.m - 1u);
+  if (s + (v % FH) / 2u >= last) { return old; }
+  return X[2u * (m * (g_k() / BK) + s) + v % FH];
+}
+
+fn deep_load(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
+  fw0 = few_piece(lid, 0u, n0, s, last, fw0);
+  fw1 = few_piece(lid, 1u, n0, s, last, fw1);
+  fw2 = few_piece(lid, 2u, n0, s, last, fw2);
+  fw3 = few_piece(lid, 3u, n0, s, last, fw3);
+  gx0 = deep_x(m0, lid, s, last, gx0);
+  gx1 = deep_x(m0, lid + WG, s, last, gx1);
+  let f = params.xd_base + min(m0 + lid / FD, params.m - 1u) * (g_k() / BK) + s + lid % FD;
+  if (s + lid % FD < last) { fdx = bitcast<f32>(X[f >> 2u][f & 3u]); }
+  fs0 = few_scale(lid, 0u, n0, s, last, fs0);
+  fs1 = few_scale(lid, 1u, n0, s, last, fs1);
 }
 
 // A weight word's nibbles q as int8 q - 8, even elements then odd (w & 0x0f0f0f0f's byte order
@@ -276,25 +282,43 @@ fn signed_nibbles(w: u32) -> vec2<u32> {
   return ((vec2<u32>(w, w >> 4u) & vec2<u32>(0x0f0f0f0fu)) + vec2<u32>(0x78787878u)) ^ vec2<u32>(0x80808080u);
 }
 
-// Writes the registers' slice into buffer b.
-fn stage_i8(lid: u32, b: u32) {
-  if (lid < 2u * BM) {
-    let r = lid % BM;
-    let w0 = 4u * (lid / BM);
-    for (var i = 0u; i < 4u; i++) { Aq[(b * BW + w0 + i) * AQ + r / 4u][r % 4u] = qx[i]; }
-  } else if (lid < 3u * BM) {
-    let r = lid - 2u * BM;
-    Ad[b * AQ + r / 4u][r % 4u] = dx;
-  }
-  let c = lid % BN;
-  let h = 2u * (lid / BN);  // W's words h, h + 1: int8 words 2h .. 2h + 3
-  let lo = signed_nibbles(wr.x);
-  let hi = signed_nibbles(wr.y);
-  Bq[(b * BW + 2u * h) * BQ + c / 4u][c % 4u] = lo.x;
-  Bq[(b * BW + 2u * h + 1u) * BQ + c / 4u][c % 4u] = lo.y;
-  Bq[(b * BW + 2u * h + 2u) * BQ + c / 4u][c % 4u] = hi.x;
-  Bq[(b * BW + 2u * h + 3u) * BQ + c / 4u][c % 4u] = hi.y;
-  if (lid < BN) { Bd[b * BQ + c / 4u][c % 4u] = sc; }
+// Piece p of W (half slice e of column c: int8 words 4 (e % 2) .. + 3 of slice e / 2).
+fn deep_put_w(lid: u32, p: u32, w: vec2<u32>) {
+  let v = lid + WG * p;
+  let c = v / FH;
+  let e = v % FH;
+  let lo = signed_nibbles(w.x);
+  let hi = signed_nibbles(w.y);
+  let b = ((e / 2u) * BW + 4u * (e % 2u)) * BQ + c / 4u;
+  Bq[b][c % 4u] = lo.x;
+  Bq[b + BQ][c % 4u] = lo.y;
+  Bq[b + 2u * BQ][c % 4u] = hi.x;
+  Bq[b + 3u * BQ][c % 4u] = hi.y;
+}
+
+fn deep_put_x(v: u32, x: vec4<u32>) {
+  let r = v / FH;
+  let e = v % FH;
+  let b = ((e / 2u) * BW + 4u * (e % 2u)) * AQ + r / 4u;
+  for (var i = 0u; i < 4u; i++) { Aq[b + i * AQ][r % 4u] = x[i]; }
+}
+
+fn deep_put_scale(lid: u32, p: u32, d: f32) {
+  let v = lid + WG * p;
+  let c = v / FD;
+  Bd[(v % FD) * BQ + c / 4u][c % 4u] = d;
+}
+
+fn deep_stage(lid: u32) {
+  deep_put_w(lid, 0u, fw0);
+  deep_put_w(lid, 1u, fw1);
+  deep_put_w(lid, 2u, fw2);
+  deep_put_w(lid, 3u, fw3);
+  deep_put_x(lid, gx0);
+  deep_put_x(lid + WG, gx1);
+  Ad[(lid % FD) * AQ + (lid / FD) / 4u][(lid / FD) % 4u] = fdx;
+  deep_put_scale(lid, 0u, fs0);
+  deep_put_scale(lid, 1u, fs1);
 }
 
 fn dot4(a: u32, b: vec4<u32>) -> vec4<i32> {
@@ -313,49 +337,47 @@ fn gemm_i8(lid: u32, t: Tile) {
   var c21 = vec4<f32>(0.0);
   var c30 = vec4<f32>(0.0);
   var c31 = vec4<f32>(0.0);
-  if (t.first < t.last) {
-    load_i8(lid, t.m0, t.n0, t.first);
-    stage_i8(lid, 0u);
-  }
-  workgroupBarrier();
-  for (var s = t.first; s < t.last; s++) {
-    let b = (s - t.first) & 1u;
-    if (s + 1u < t.last) { load_i8(lid, t.m0, t.n0, s + 1u); }
-    var s00 = vec4<i32>();
-    var s01 = vec4<i32>();
-    var s10 = vec4<i32>();
-    var s11 = vec4<i32>();
-    var s20 = vec4<i32>();
-    var s21 = vec4<i32>();
-    var s30 = vec4<i32>();
-    var s31 = vec4<i32>();
-    for (var w = 0u; w < BW; w++) {
-      let a = Aq[(b * BW + w) * AQ + ty];
-      let b0 = Bq[(b * BW + w) * BQ + tx];
-      let b1 = Bq[(b * BW + w) * BQ + 16u + tx];
-      s00 += dot4(a.x, b0);
-      s01 += dot4(a.x, b1);
-      s10 += dot4(a.y, b0);
-      s11 += dot4(a.y, b1);
-      s20 += dot4(a.z, b0);
-      s21 += dot4(a.z, b1);
-      s30 += dot4(a.w, b0);
-      s31 += dot4(a.w, b1);
-    }
-    let da = Ad[b * AQ + ty];
-    let d0 = Bd[b * BQ + tx];
-    let d1 = Bd[b * BQ + 16u + tx];
-    c00 = fma(vec4<f32>(s00), da.x * d0, c00);
-    c01 = fma(vec4<f32>(s01), da.x * d1, c01);
-    c10 = fma(vec4<f32>(s10), da.y * d0, c10);
-    c11 = fma(vec4<f32>(s11), da.y * d1, c11);
-    c20 = fma(vec4<f32>(s20), da.z * d0, c20);
-    c21 = fma(vec4<f32>(s21), da.z * d1, c21);
-    c30 = fma(vec4<f32>(s30), da.w * d0, c30);
-    c31 = fma(vec4<f32>(s31), da.w * d1, c31);
-    // The other buffer was last read before the previous barrier.
-    if (s + 1u < t.last) { stage_i8(lid, b ^ 1u); }
+  if (t.first < t.last) { deep_load(lid, t.m0, t.n0, t.first, t.last); }
+  for (var s = t.first; s < t.last; s += FD) {
     workgroupBarrier();
+    deep_stage(lid);
+    workgroupBarrier();
+    if (s + FD < t.last) { deep_load(lid, t.m0, t.n0, s + FD, t.last); }
+    let slices = min(FD, t.last - s);
+    for (var j = 0u; j < slices; j++) {
+      var s00 = vec4<i32>();
+      var s01 = vec4<i32>();
+      var s10 = vec4<i32>();
+      var s11 = vec4<i32>();
+      var s20 = vec4<i32>();
+      var s21 = vec4<i32>();
+      var s30 = vec4<i32>();
+      var s31 = vec4<i32>();
+      for (var w = 0u; w < BW; w++) {
+        let a = Aq[(j * BW + w) * AQ + ty];
+        let b0 = Bq[(j * BW + w) * BQ + tx];
+        let b1 = Bq[(j * BW + w) * BQ + 16u + tx];
+        s00 += dot4(a.x, b0);
+        s01 += dot4(a.x, b1);
+        s10 += dot4(a.y, b0);
+        s11 += dot4(a.y, b1);
+        s20 += dot4(a.z, b0);
+        s21 += dot4(a.z, b1);
+        s30 += dot4(a.w, b0);
+        s31 += dot4(a.w, b1);
+      }
+      let da = Ad[j * AQ + ty];
+      let d0 = Bd[j * BQ + tx];
+      let d1 = Bd[j * BQ + 16u + tx];
+      c00 = fma(vec4<f32>(s00), da.x * d0, c00);
+      c01 = fma(vec4<f32>(s01), da.x * d1, c01);
+      c10 = fma(vec4<f32>(s10), da.y * d0, c10);
+      c11 = fma(vec4<f32>(s11), da.y * d1, c11);
+      c20 = fma(vec4<f32>(s20), da.z * d0, c20);
+      c21 = fma(vec4<f32>(s21), da.z * d1, c21);
+      c30 = fma(vec4<f32>(s30), da.w * d0, c30);
+      c31 = fma(vec4<f32>(s31), da.w * d1, c31);
+    }
   }
   let r = t.m0 + 4u * ty;
   let n = t.n0 + 4u * tx;
@@ -372,7 +394,7 @@ fn gemm_i8(lid: u32, t: Tile) {
 // The int8 product of workgroup `t`'s tile for BM = 16 (few rows: continuous batching's steps).
 // Few rows reuse each weight little, so the tile is bound by how it reads W: a stage holds FD
 // slices (FD * 16 bytes of each of the 128 columns, contiguous in W), which a warp loads in runs
-// of 64 bytes, not a lane per column, and stores as int8 (turned so once, as stage_i8 does), each
+// of 64 bytes, not a lane per column, and stores as int8 (turned so once, as the 64-row tiles do), each
 // column's half slices rotated by its column quad so that the lanes reading one half slice of
 // neighbouring quads hit distinct banks; x, its steps and W's scales are staged beside it.
 // Invocation (q, g) = (lid % 32, lid / 32) then takes columns n0 + 4q .. + 3 of rows m0 + 2g,
@@ -429,7 +451,7 @@ fn few_load(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
   fs1 = few_scale(lid, 1u, n0, s, last, fs1);
 }
 
-// Piece p into the stage as int8 words (stage_i8's order for that half slice).
+// Piece p into the stage as int8 words (deep_put_w's order for that half slice).
 fn few_put(lid: u32, p: u32, w: vec2<u32>) {
   let v = lid + WG * p;
   let c = v / FH;
@@ -455,7 +477,7 @@ fn few_stage(lid: u32) {
 
 struct Words { a: vec4<u32>, b: vec4<u32> }  // a slice's 8 words of one row or column, as int8
 
-// Column c's slice j from the stage.
+// Column c's slice j from the stage (the words in deep_put_w's order).
 fn few_weights(c: u32, j: u32) -> Words {
   return Words(Fw[c * FH + (2u * j + c / 4u) % FH], Fw[c * FH + (2u * j + 1u + c / 4u) % FH]);
 }
