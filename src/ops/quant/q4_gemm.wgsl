@@ -242,37 +242,76 @@ fn gemm_f32(lid: u32, t: Tile) {
   finish(split, r + 3u, n + 64u, c31);
 }
 
-// int8: a stage holds FD slices. Aq[(j * BW + w) * AQ + r / 4][r % 4]: word w of slice j of
-// x's row m0 + r; Bq likewise for W's column n0 + c (as int8); Ad[j * AQ + ..] and Bd their steps.
-// The stage is loaded in runs along K (each row of x and column of W holds its FD slices
-// together: a warp's load covers a few rows or columns, not a lane each), into registers while
-// the previous stage is multiplied.
-const BW = 8u;
-var<workgroup> Aq: array<vec4<u32>, FD * BW * AQ>;
-var<workgroup> Bq: array<vec4<u32>, FD * BW * BQ>;
+// int8: a stage holds FD slices of the tile's rows of x and columns of W, loaded in runs along K
+// (each row and column holds its FD slices together: a warp's load covers a few rows or
+// columns, not a lane each) into registers while the previous stage is multiplied, then stored
+// in each variant's layout; the steps of x and the scales of W go to Ad[j * AQ + r / 4][r % 4]
+// and Bd[j * BQ + c / 4][c % 4] (slice j, row r, column c) in both.
+const FD = 4u;       // slices a stage
+const FH = 2u * FD;  // half slices a stage
+const BW = 8u;       // words of a row or column in a slice
 var<workgroup> Ad: array<vec4<f32>, FD * AQ>;
 var<workgroup> Bd: array<vec4<f32>, FD * BQ>;
-var<private> gx0: vec4<u32>;  // the next stage: two half slices of x (BM = 64: BM * FH = 2 WG)
+var<private> fw0: vec2<u32>;  // the next stage: 4 pieces of W (8 bytes: half a slice each)
+var<private> fw1: vec2<u32>;
+var<private> fw2: vec2<u32>;
+var<private> fw3: vec2<u32>;
+var<private> gx0: vec4<u32>;  // half slices v = lid and lid + WG of x (up to BM * FH of them)
 var<private> gx1: vec4<u32>;
+var<private> fdx: f32;        // a step of x (lid < BM * FD)
+var<private> fs0: f32;        // 2 scales of W
+var<private> fs1: f32;
 
-// Half slice e of row r (of the tile) at slice s.
-fn deep_x(m0: u32, v: u32, s: u32, last: u32, old: vec4<u32>) -> vec4<u32> {
-  let m = min(m0 + v / FH, params.m - 1u);
+// Piece p of W at slice s: half slice v % FH of column v / FH, v = lid + WG p.
+fn w_piece(lid: u32, p: u32, n0: u32, s: u32, last: u32, old: vec2<u32>) -> vec2<u32> {
+  let v = lid + WG * p;
+  let n = min(n0 + v / FH, g_n() - 1u);
   if (s + (v % FH) / 2u >= last) { return old; }
+  return W[((n * g_k() + s * BK) >> 4u) + v % FH];
+}
+
+// Scale p of W at slice s: slice v % FD of column v / FD.
+fn w_scale(lid: u32, p: u32, n0: u32, s: u32, last: u32, old: f32) -> f32 {
+  let v = lid + WG * p;
+  let n = min(n0 + v / FD, g_n() - 1u);
+  if (s + v % FD >= last) { return old; }
+  return scale(n * g_groups() + (((s + v % FD) * BK) >> g_group_shift()));
+}
+
+// Half slice v % FH of x's row v / FH (of the tile) at slice s.
+fn x_half(m0: u32, v: u32, s: u32, last: u32, old: vec4<u32>) -> vec4<u32> {
+  let m = min(m0 + v / FH, params.m - 1u);
+  if (v >= BM * FH || s + (v % FH) / 2u >= last) { return old; }
   return X[2u * (m * (g_k() / BK) + s) + v % FH];
 }
 
-fn deep_load(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
-  fw0 = few_piece(lid, 0u, n0, s, last, fw0);
-  fw1 = few_piece(lid, 1u, n0, s, last, fw1);
-  fw2 = few_piece(lid, 2u, n0, s, last, fw2);
-  fw3 = few_piece(lid, 3u, n0, s, last, fw3);
-  gx0 = deep_x(m0, lid, s, last, gx0);
-  gx1 = deep_x(m0, lid + WG, s, last, gx1);
-  let f = params.xd_base + min(m0 + lid / FD, params.m - 1u) * (g_k() / BK) + s + lid % FD;
-  if (s + lid % FD < last) { fdx = bitcast<f32>(X[f >> 2u][f & 3u]); }
-  fs0 = few_scale(lid, 0u, n0, s, last, fs0);
-  fs1 = few_scale(lid, 1u, n0, s, last, fs1);
+fn load_stage(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
+  fw0 = w_piece(lid, 0u, n0, s, last, fw0);
+  fw1 = w_piece(lid, 1u, n0, s, last, fw1);
+  fw2 = w_piece(lid, 2u, n0, s, last, fw2);
+  fw3 = w_piece(lid, 3u, n0, s, last, fw3);
+  gx0 = x_half(m0, lid, s, last, gx0);
+  gx1 = x_half(m0, lid + WG, s, last, gx1);
+  if (lid < BM * FD) {
+    let f = params.xd_base + min(m0 + lid / FD, params.m - 1u) * (g_k() / BK) + s + lid % FD;
+    if (s + lid % FD < last) { fdx = bitcast<f32>(X[f >> 2u][f & 3u]); }
+  }
+  fs0 = w_scale(lid, 0u, n0, s, last, fs0);
+  fs1 = w_scale(lid, 1u, n0, s, last, fs1);
+}
+
+// Scale p into Bd.
+fn put_scale(lid: u32, p: u32, d: f32) {
+  let v = lid + WG * p;
+  let c = v / FD;
+  Bd[(v % FD) * BQ + c / 4u][c % 4u] = d;
+}
+
+// The steps of x and the scales of W into Ad and Bd.
+fn put_steps(lid: u32) {
+  if (lid < BM * FD) { Ad[(lid % FD) * AQ + (lid / FD) / 4u][(lid / FD) % 4u] = fdx; }
+  put_scale(lid, 0u, fs0);
+  put_scale(lid, 1u, fs1);
 }
 
 // A weight word's nibbles q as int8 q - 8, even elements then odd (w & 0x0f0f0f0f's byte order
@@ -281,6 +320,11 @@ fn deep_load(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
 fn signed_nibbles(w: u32) -> vec2<u32> {
   return ((vec2<u32>(w, w >> 4u) & vec2<u32>(0x0f0f0f0fu)) + vec2<u32>(0x78787878u)) ^ vec2<u32>(0x80808080u);
 }
+
+// The 64-row tiles' layout: Aq[(j * BW + w) * AQ + r / 4][r % 4]: word w of slice j of x's row
+// m0 + r; Bq likewise for W's column n0 + c (as int8).
+var<workgroup> Aq: array<vec4<u32>, FD * BW * AQ>;
+var<workgroup> Bq: array<vec4<u32>, FD * BW * BQ>;
 
 // Piece p of W (half slice e of column c: int8 words 4 (e % 2) .. + 3 of slice e / 2).
 fn deep_put_w(lid: u32, p: u32, w: vec2<u32>) {
@@ -303,12 +347,6 @@ fn deep_put_x(v: u32, x: vec4<u32>) {
   for (var i = 0u; i < 4u; i++) { Aq[b + i * AQ][r % 4u] = x[i]; }
 }
 
-fn deep_put_scale(lid: u32, p: u32, d: f32) {
-  let v = lid + WG * p;
-  let c = v / FD;
-  Bd[(v % FD) * BQ + c / 4u][c % 4u] = d;
-}
-
 fn deep_stage(lid: u32) {
   deep_put_w(lid, 0u, fw0);
   deep_put_w(lid, 1u, fw1);
@@ -316,9 +354,7 @@ fn deep_stage(lid: u32) {
   deep_put_w(lid, 3u, fw3);
   deep_put_x(lid, gx0);
   deep_put_x(lid + WG, gx1);
-  Ad[(lid % FD) * AQ + (lid / FD) / 4u][(lid / FD) % 4u] = fdx;
-  deep_put_scale(lid, 0u, fs0);
-  deep_put_scale(lid, 1u, fs1);
+  put_steps(lid);
 }
 
 fn dot4(a: u32, b: vec4<u32>) -> vec4<i32> {
@@ -337,12 +373,12 @@ fn gemm_i8(lid: u32, t: Tile) {
   var c21 = vec4<f32>(0.0);
   var c30 = vec4<f32>(0.0);
   var c31 = vec4<f32>(0.0);
-  if (t.first < t.last) { deep_load(lid, t.m0, t.n0, t.first, t.last); }
+  if (t.first < t.last) { load_stage(lid, t.m0, t.n0, t.first, t.last); }
   for (var s = t.first; s < t.last; s += FD) {
     workgroupBarrier();
     deep_stage(lid);
     workgroupBarrier();
-    if (s + FD < t.last) { deep_load(lid, t.m0, t.n0, s + FD, t.last); }
+    if (s + FD < t.last) { load_stage(lid, t.m0, t.n0, s + FD, t.last); }
     let slices = min(FD, t.last - s);
     for (var j = 0u; j < slices; j++) {
       var s00 = vec4<i32>();
@@ -392,64 +428,16 @@ fn gemm_i8(lid: u32, t: Tile) {
 }
 
 // The int8 product of workgroup `t`'s tile for BM = 16 (few rows: continuous batching's steps).
-// Few rows reuse each weight little, so the tile is bound by how it reads W: a stage holds FD
-// slices (FD * 16 bytes of each of the 128 columns, contiguous in W), which a warp loads in runs
-// of 64 bytes, not a lane per column, and stores as int8 (turned so once, as the 64-row tiles do), each
-// column's half slices rotated by its column quad so that the lanes reading one half slice of
-// neighbouring quads hit distinct banks; x, its steps and W's scales are staged beside it.
+// Few rows reuse each weight little, so the tile is bound by how it reads W: the stage (as
+// load_stage loads it) keeps each column's words as int8 (turned so once, as the 64-row tiles
+// do) with its half slices rotated by its column quad, so that the lanes reading one half slice
+// of neighbouring quads hit distinct banks; x by row and half slice.
 // Invocation (q, g) = (lid % 32, lid / 32) then takes columns n0 + 4q .. + 3 of rows m0 + 2g,
 // m0 + 2g + 1. Each sum goes through the same operations in the same order as gemm_i8's (exact
 // integer sums per slice, then one fma with the same steps per slice), so a row's output is the
 // same bits in either variant under the same split of K.
-const FD = 4u;                                      // slices a stage
-const FH = 2u * FD;                                 // half slices a stage
-var<workgroup> Fw: array<vec4<u32>, BN * FH>;       // column c, half slice e at c * FH + (e + c / 4) % FH
-var<workgroup> Fx: array<vec4<u32>, BM * FH>;       // row r, half slice e: r * FH + e
-var<workgroup> Fdx: array<f32, BM * FD>;            // row r, slice j: r * FD + j
-var<workgroup> Fs: array<vec4<f32>, FD * BQ>;       // slice j, columns 4q..: j * BQ + q
-var<private> fw0: vec2<u32>;  // the next stage: 4 pieces of W (8 bytes: half a slice each)
-var<private> fw1: vec2<u32>;
-var<private> fw2: vec2<u32>;
-var<private> fw3: vec2<u32>;
-var<private> fx: vec4<u32>;   // half a slice of one row of x (lid < BM * FH)
-var<private> fdx: f32;        // a step of x (lid < BM * FD)
-var<private> fs0: f32;        // 2 scales
-var<private> fs1: f32;
-
-// Piece p of the stage at slice s: half slice v % FH of column v / FH, v = lid + WG p.
-fn few_piece(lid: u32, p: u32, n0: u32, s: u32, last: u32, old: vec2<u32>) -> vec2<u32> {
-  let v = lid + WG * p;
-  let n = min(n0 + v / FH, g_n() - 1u);
-  if (s + (v % FH) / 2u >= last) { return old; }
-  return W[((n * g_k() + s * BK) >> 4u) + v % FH];
-}
-
-// Scale p of the stage at slice s: slice v % FD of column v / FD.
-fn few_scale(lid: u32, p: u32, n0: u32, s: u32, last: u32, old: f32) -> f32 {
-  let v = lid + WG * p;
-  let n = min(n0 + v / FD, g_n() - 1u);
-  if (s + v % FD >= last) { return old; }
-  return scale(n * g_groups() + (((s + v % FD) * BK) >> g_group_shift()));
-}
-
-fn few_load(lid: u32, m0: u32, n0: u32, s: u32, last: u32) {
-  let chunks = g_k() / BK;
-  fw0 = few_piece(lid, 0u, n0, s, last, fw0);
-  fw1 = few_piece(lid, 1u, n0, s, last, fw1);
-  fw2 = few_piece(lid, 2u, n0, s, last, fw2);
-  fw3 = few_piece(lid, 3u, n0, s, last, fw3);
-  if (lid < BM * FH) {
-    let r = min(m0 + lid / FH, params.m - 1u);
-    let e = lid % FH;
-    if (s + e / 2u < last) { fx = X[2u * (r * chunks + s) + e]; }
-  }
-  if (lid < BM * FD) {
-    let f = params.xd_base + min(m0 + lid / FD, params.m - 1u) * chunks + s + lid % FD;
-    if (s + lid % FD < last) { fdx = bitcast<f32>(X[f >> 2u][f & 3u]); }
-  }
-  fs0 = few_scale(lid, 0u, n0, s, last, fs0);
-  fs1 = few_scale(lid, 1u, n0, s, last, fs1);
-}
+var<workgroup> Fw: array<vec4<u32>, BN * FH>;  // column c, half slice e at c * FH + (e + c / 4) % FH
+var<workgroup> Fx: array<vec4<u32>, BM * FH>;  // row r, half slice e: r * FH + e
 
 // Piece p into the stage as int8 words (deep_put_w's order for that half slice).
 fn few_put(lid: u32, p: u32, w: vec2<u32>) {
@@ -458,21 +446,13 @@ fn few_put(lid: u32, p: u32, w: vec2<u32>) {
   Fw[c * FH + (v % FH + c / 4u) % FH] = vec4<u32>(signed_nibbles(w.x), signed_nibbles(w.y));
 }
 
-fn few_put_scale(lid: u32, p: u32, d: f32) {
-  let v = lid + WG * p;
-  let c = v / FD;
-  Fs[(v % FD) * BQ + c / 4u][c % 4u] = d;
-}
-
 fn few_stage(lid: u32) {
   few_put(lid, 0u, fw0);
   few_put(lid, 1u, fw1);
   few_put(lid, 2u, fw2);
   few_put(lid, 3u, fw3);
-  if (lid < BM * FH) { Fx[lid] = fx; }
-  if (lid < BM * FD) { Fdx[lid] = fdx; }
-  few_put_scale(lid, 0u, fs0);
-  few_put_scale(lid, 1u, fs1);
+  if (lid < BM * FH) { Fx[lid] = gx0; }
+  put_steps(lid);
 }
 
 struct Words { a: vec4<u32>, b: vec4<u32> }  // a slice's 8 words of one row or column, as int8
@@ -493,7 +473,7 @@ fn dot8(x: Words, w: Words) -> i32 {
 fn few_row(r: u32, j: u32, w0: Words, w1: Words, w2: Words, w3: Words, d: vec4<f32>, c: vec4<f32>) -> vec4<f32> {
   let x = Words(Fx[r * FH + 2u * j], Fx[r * FH + 2u * j + 1u]);
   let sums = vec4<i32>(dot8(x, w0), dot8(x, w1), dot8(x, w2), dot8(x, w3));
-  return fma(vec4<f32>(sums), Fdx[r * FD + j] * d, c);
+  return fma(vec4<f32>(sums), Ad[j * AQ + r / 4u][r % 4u] * d, c);
 }
 
 fn gemm_i8_m16(lid: u32, t: Tile) {
@@ -502,12 +482,12 @@ fn gemm_i8_m16(lid: u32, t: Tile) {
   let busy = t.m0 + r < params.m;  // the same for a whole warp
   var c0 = vec4<f32>(0.0);
   var c1 = vec4<f32>(0.0);
-  if (t.first < t.last) { few_load(lid, t.m0, t.n0, t.first, t.last); }
+  if (t.first < t.last) { load_stage(lid, t.m0, t.n0, t.first, t.last); }
   for (var s = t.first; s < t.last; s += FD) {
     workgroupBarrier();
     few_stage(lid);
     workgroupBarrier();
-    if (s + FD < t.last) { few_load(lid, t.m0, t.n0, s + FD, t.last); }
+    if (s + FD < t.last) { load_stage(lid, t.m0, t.n0, s + FD, t.last); }
     if (busy) {
       let slices = min(FD, t.last - s);
       for (var j = 0u; j < slices; j++) {
@@ -515,7 +495,7 @@ fn gemm_i8_m16(lid: u32, t: Tile) {
         let w1 = few_weights(4u * q + 1u, j);
         let w2 = few_weights(4u * q + 2u, j);
         let w3 = few_weights(4u * q + 3u, j);
-        let d = Fs[j * BQ + q];
+        let d = Bd[j * BQ + q];
         c0 = few_row(r, j, w0, w1, w2, w3, d, c0);
         c1 = few_row(r + 1u, j, w0, w1, w2, w3, d, c1);
       }
