@@ -42,8 +42,8 @@ class GraphBuilder {
   ValueId constant(std::string name, const TensorType& type, std::vector<uint8_t> bytes);
   ValueId constant(std::string name, DType dtype, Shape shape, std::vector<uint8_t> bytes);
   ValueId constant(std::string name, const TensorType& type, WeightRef ref);
-  // A weight whose bytes come later: an empty blob of weights() that WeightStore::fill fills, or
-  // a runtime::Program built with LaterWeights is given them. Its ref names the whole size.
+  // A weight whose bytes come later: an empty blob of weights(); a runtime::Program built with
+  // LaterWeights is given them. Its ref names the whole size.
   ValueId later_constant(std::string name, const TensorType& type);
   size_t constant_count() const { return graph_.constants.size(); }
 

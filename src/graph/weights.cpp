@@ -17,12 +17,6 @@ uint32_t WeightStore::add_view(std::span<const uint8_t> bytes) {
   return static_cast<uint32_t>(blobs_.size() - 1);
 }
 
-void WeightStore::fill(uint32_t index, std::vector<uint8_t> bytes) {
-  if (!blob(index).empty()) throw GraphError(str("weight blob ", index, " is filled already"));
-  auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-  blobs_[index] = {owned, std::span<const uint8_t>(owned->data(), owned->size())};
-}
-
 std::span<const uint8_t> WeightStore::blob(uint32_t index) const {
   if (index >= blobs_.size()) {
     throw GraphError(str("weight blob ", index, " does not exist (", blobs_.size(), " blobs)"));

@@ -17,9 +17,6 @@ class WeightStore {
   // Returns the new blob's index.
   uint32_t add(std::vector<uint8_t> bytes);
   uint32_t add_view(std::span<const uint8_t> bytes);
-  // Gives an empty blob (GraphBuilder::later_constant's) its bytes; throws GraphError for a blob
-  // that holds bytes already.
-  void fill(uint32_t index, std::vector<uint8_t> bytes);
 
   size_t blob_count() const { return blobs_.size(); }
   std::span<const uint8_t> blob(uint32_t index) const;

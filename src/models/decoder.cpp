@@ -436,14 +436,6 @@ WeightSource checkpoint_weights(const Checkpoint& checkpoint) {
   return checkpoint_weights(std::shared_ptr<const Checkpoint>(std::shared_ptr<void>(), &checkpoint));
 }
 
-void BuiltModel::finish_weights() {
-  for (LaterConstant& c : later) {
-    weights.fill(graph.constants.at(c.constant).data.blob, c.make());
-    c.make = nullptr;  // frees what it held
-  }
-  later.clear();
-}
-
 BuiltModel build_decoder(const ModelConfig& config, const WeightSource& weights, const LoadOptions& options) {
   return Decoder(config, weights, options).build();
 }

@@ -93,14 +93,13 @@ struct BuiltModel {
   graph::WeightStore weights;
   // With LoadOptions::defer_weights: the constants whose bytes are still to be made, in the
   // graph's order. make() returns graph.constants[constant]'s bytes (reading the checkpoint,
-  // which it keeps open; throws ModelError as a load would); its blob in `weights` stays empty
-  // until finish_weights() fills every one, in order, on the calling thread.
+  // which it keeps open; throws ModelError as a load would); its blob in `weights` stays empty:
+  // the bytes go to a runtime::Program built with LaterWeights.
   struct LaterConstant {
     uint32_t constant = 0;
     std::function<std::vector<uint8_t>()> make;
   };
   std::vector<LaterConstant> later;
-  void finish_weights();
 };
 
 // Reads config.json (+ generation_config.json) and the safetensors weights in `dir` (a single
