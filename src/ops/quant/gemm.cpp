@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -54,7 +55,8 @@ constexpr uint64_t kWorkgroup = 256;
 constexpr size_t kGemmParams = 16, kReduceParams = 12;
 // Flags of q4_gemm.wgsl (q4_gemm_reduce.wgsl reads BIAS, X_F16 and SWIGLU).
 using shaders::quant_flags::kBias, shaders::quant_flags::kScaleF16, shaders::quant_flags::kOutF16,
-    shaders::quant_flags::kXF16, shaders::quant_flags::kSwiglu, shaders::quant_flags::kPartial;
+    shaders::quant_flags::kXF16, shaders::quant_flags::kSwiglu, shaders::quant_flags::kPartial,
+    shaders::quant_flags::kQ8Out;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t max_rows(const NodeContext& ctx) { return numel(ctx.input_max_shape(0)) / ctx.input_max_shape(0).back(); }
@@ -144,6 +146,10 @@ class GemmExec : public Steps {
  public:
   GemmExec(const Facts& f, bool int8) : facts(f), x8(int8) {}
 
+  // The down product of a linear_swiglu_linear pair: its x in int8 came from the gate/up's
+  // reduce pass wherever that ran (`fed_by`: the gate/up's facts).
+  std::optional<Facts> fed_by;
+
   void resize(const NodeContext& ctx) override {
     m_ = rows_now(ctx);
     if (m_ > kGemvRows) plan_ = plan_of(facts, m_, x8);
@@ -159,7 +165,7 @@ class GemmExec : public Steps {
       return;
     }
     if (norm) norm->record(rec);
-    if (quantize) quantize->record(rec);
+    if (quantize && !(fed_by && plan_of(*fed_by, m_, x8).partial)) quantize->record(rec);
     gemm.at({plan_.partial, plan_.bm})->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
@@ -217,14 +223,16 @@ std::unique_ptr<DispatchExec> gemm_dispatch(const NodeContext& ctx, const Facts&
   return std::make_unique<DispatchExec>(ctx, kernel, buffers, kGemmParams, update);
 }
 
-std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Facts& f,
+// The reduce pass; with `q8` (Q and D bound to the down product's x), act rounded to int8 too.
+std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Facts& f, bool q8,
                                               const std::vector<gpu::BufferBinding>& buffers) {
   const gpu::Kernel& kernel =
       family_kernel(ctx, std::string("q4_gemm_reduce.") + (f.f16 ? "f16" : "f32"),
                     {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage,
-                     gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage});
-  const uint32_t flags = (f.bias ? kBias : 0) | (f.f16 ? kXF16 : 0) | (f.swiglu ? kSwiglu : 0);
-  auto update = [f, flags](const NodeContext& c) {
+                     gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage,
+                     gpu::Binding::Storage});
+  const uint32_t flags = (f.bias ? kBias : 0) | (f.f16 ? kXF16 : 0) | (f.swiglu ? kSwiglu : 0) | (q8 ? kQ8Out : 0);
+  auto update = [f, flags, q8](const NodeContext& c) {
     DispatchExec::Launch l;
     l.params.assign(kReduceParams, 0);
     const uint64_t m = rows_now(c);
@@ -235,7 +243,7 @@ std::unique_ptr<DispatchExec> reduce_dispatch(const NodeContext& ctx, const Fact
     for (size_t i = 0; i < 3; ++i) words[i] = ceil_div(m * f.widths[i], per_word);
     l.params = {u32(m),        u32(f.n),      u32(f.widths[0]), u32(f.widths[0] + f.widths[1]),
                 u32(words[0]), u32(words[1]), u32(words[2]),    flags,
-                u32(p.splits), u32(f.out_n),  0,                0};
+                u32(p.splits), u32(f.out_n),  u32(q8 ? m * f.out_n / kSlice : 0), 0};
     l.workgroups = p.partial ? ceil_div(words[0] + words[1] + words[2], kWorkgroup) : 0;
     return l;
   };
@@ -259,7 +267,37 @@ std::unique_ptr<DispatchExec> quantize_dispatch(const NodeContext& ctx, const Fa
   return std::make_unique<DispatchExec>(ctx, kernel, std::vector<gpu::BufferBinding>{x, q, d}, 4, update);
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op) {
+// int8 x of `k` columns at the node's most rows in scratch: M x K bytes of words, then (at a
+// binding offset's alignment) M x K / 32 steps.
+struct Q8Scratch {
+  gpu::BufferBinding x;      // the whole, as q4_gemm's int8 variant binds it
+  gpu::BufferBinding words;  // the words, then the steps, as q8_chunks binds them
+  gpu::BufferBinding steps;
+  uint64_t xd_base = 0;  // the steps' first word in x
+};
+Q8Scratch q8_scratch(const NodeContext& ctx, uint64_t k) {
+  const uint64_t bytes = max_rows(ctx) * k, steps = bytes / 8;
+  const uint64_t align = ctx.gpu().limits().min_storage_buffer_offset_alignment;
+  const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
+  const gpu::BufferBinding q8 = Steps::scratch(ctx, end);
+  return {{q8.buffer, q8.offset, end}, {q8.buffer, q8.offset, bytes}, {q8.buffer, q8.offset + at, steps}, at / 4};
+}
+
+}  // namespace
+
+// What the gate/up product of a linear_swiglu_linear pair hands the down product.
+struct GemmHandover {
+  Facts gate_up;
+  Q8Scratch q8;  // the down product's x
+};
+
+namespace {
+
+// The route's executable part; a linear_swiglu_linear pair's gate/up product makes `to` (with
+// int8 x: else it stays null), its down product reads `from`.
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op,
+                                         std::shared_ptr<GemmHandover>* to = nullptr,
+                                         const GemmHandover* from = nullptr) {
   const Facts f = facts_of(ctx, op);
   const bool x8 = x8_of(ctx);
   auto exec = std::make_unique<GemmExec>(f, x8);
@@ -285,8 +323,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   std::array<gpu::BufferBinding, 2> spare{};
   if (partial_bytes > 0) {
     partials = exec->scratch(ctx, partial_bytes);
-    spare = {exec->own(ctx, 4, "no output"), exec->own(ctx, 4, "no output")};
-    exec->reduce = reduce_dispatch(ctx, f, {partials, bias, outs[0], outs[1], outs[2]});
+    spare = {exec->own(ctx, 16, "no output"), exec->own(ctx, 16, "no output")};
   }
   gpu::BufferBinding x = ctx.input(0).binding();
   exec->gemv = q4_gemv_exec(ctx, &x);
@@ -299,18 +336,23 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
   // by q8_chunks or, for the add_rms_norm_ products, by the norm's dispatch itself (its q8 form).
   uint64_t xd_base = 0;
   if (x8) {
-    const uint64_t bytes = max_rows(ctx) * f.k, steps = bytes / 8;
-    const uint64_t align = ctx.gpu().limits().min_storage_buffer_offset_alignment;
-    const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
-    const gpu::BufferBinding q8 = exec->scratch(ctx, end);
-    xd_base = at / 4;
-    const gpu::BufferBinding words{q8.buffer, q8.offset, bytes}, step_words{q8.buffer, q8.offset + at, steps};
+    const Q8Scratch q8 = from ? from->q8 : q8_scratch(ctx, f.k);
+    xd_base = q8.xd_base;
     if (ops.norm) {
-      exec->norm = transformer::add_rms_norm_dispatch(ctx, words, sum, step_words);
+      exec->norm = transformer::add_rms_norm_dispatch(ctx, q8.words, sum, q8.steps);
     } else {
-      exec->quantize = quantize_dispatch(ctx, f, x, words, step_words);
+      exec->quantize = quantize_dispatch(ctx, f, x, q8.words, q8.steps);
     }
-    x = {q8.buffer, q8.offset, end};
+    if (from) exec->fed_by = from->gate_up;
+    x = q8.x;
+  }
+  if (partial_bytes > 0) {
+    // The pair's gate/up: act's int8 form into the down product's x (f32 act: the reduce pass
+    // rounds nothing else).
+    if (to && x8 && !f.f16) *to = std::make_shared<GemmHandover>(GemmHandover{f, q8_scratch(ctx, f.out_n)});
+    const bool q8 = to && *to;
+    const gpu::BufferBinding q = q8 ? (*to)->q8.words : spare[0], d = q8 ? (*to)->q8.steps : spare[1];
+    exec->reduce = reduce_dispatch(ctx, f, q8, {partials, bias, outs[0], outs[1], outs[2], q, d});
   }
   for (const auto& [partial, bm] : used) {
     const std::vector<gpu::BufferBinding> buffers =
@@ -325,6 +367,14 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
 
 runtime::Route q4_gemm_route() {
   return {"q4_gemm", guard, [](const NodeContext& c) { return build(c, operands_of(c).product); }};
+}
+
+std::unique_ptr<runtime::NodeExec> q4_gemm_gate_up(const NodeContext& ctx, std::shared_ptr<GemmHandover>& handover) {
+  return build(ctx, operands_of(ctx).product, &handover);
+}
+
+std::unique_ptr<runtime::NodeExec> q4_gemm_down(const NodeContext& ctx, const std::shared_ptr<GemmHandover>& handover) {
+  return build(ctx, operands_of(ctx).product, nullptr, handover.get());
 }
 
 }  // namespace wgx::ops::quant

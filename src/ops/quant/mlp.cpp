@@ -18,7 +18,8 @@
 //                         (every one-row product's x in f32, act too).
 //   linear_swiglu+linear  any shape: the first of the gate/up op's routes that takes the node
 //                         seen as that op, then the first of linear's that takes act and the
-//                         down weight.
+//                         down weight; where both are q4_gemm with int8 x, the gate/up's reduce
+//                         pass rounds act for the down product (q4_gemm_gate_up).
 #include <optional>
 
 #include "ops/quant/quant_routes.h"
@@ -114,6 +115,13 @@ std::unique_ptr<runtime::NodeExec> composite_build(const NodeContext& ctx, const
   const runtime::Route first = first_route(NodeContext(ctx, g), gate_up, why).value();
   const runtime::Route second = first_route(NodeContext(ctx, d), linear, why).value();
   auto steps = std::make_unique<Steps>();
+  if (first.name == "q4_gemm" && second.name == "q4_gemm") {
+    // act reaches the down product in int8 from the gate/up's reduce pass (q4_gemm_gate_up).
+    std::shared_ptr<GemmHandover> handover;
+    steps->add(build_viewed([&handover](const NodeContext& c) { return q4_gemm_gate_up(c, handover); }, ctx, g));
+    steps->add(build_viewed([&handover](const NodeContext& c) { return q4_gemm_down(c, handover); }, ctx, d));
+    return steps;
+  }
   steps->add(build_viewed(first.build, ctx, g));
   steps->add(build_viewed(second.build, ctx, d));
   return steps;

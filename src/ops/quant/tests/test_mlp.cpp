@@ -32,7 +32,8 @@ struct MlpSpec {
 
 class Mlps {
  public:
-  void add(graph::GraphBuilder& b, const MlpSpec& s) {
+  // `apart`: as two nodes, the gate/up op's and linear (the same outputs).
+  void add(graph::GraphBuilder& b, const MlpSpec& s, bool apart = false) {
     Node n{s, testing::q4_weight(2 * s.i, s.k, 32, DType::f32, seed_++),
            testing::q4_weight(s.out, s.i, 32, DType::f32, seed_++), {}, {}, {}, b.graph().nodes.size()};
     std::vector<graph::ValueId> in{b.input(s.name, DType::f32, {s.m, s.k})};
@@ -47,8 +48,16 @@ class Mlps {
                             n.gate_up.bytes));
     in.push_back(b.constant(s.name + ".wd", graph::TensorType{DType::q4gsw, {s.out, s.i}, {32, DType::f32}},
                             n.down.bytes));
-    const std::vector<graph::ValueId> outs =
-        b.op(std::string(s.norm ? "add_rms_norm_" : "") + "linear_swiglu_linear", in, attrs);
+    std::vector<graph::ValueId> outs;
+    if (apart) {
+      const graph::ValueId wd = in.back();
+      in.pop_back();
+      outs = b.op(std::string(s.norm ? "add_rms_norm_" : "") + "linear_swiglu", in, attrs);
+      const graph::ValueId y = b.op1("linear", {outs[0], wd});
+      outs = s.norm ? std::vector<graph::ValueId>{outs[0], y, outs[1]} : std::vector<graph::ValueId>{outs[0], y};
+    } else {
+      outs = b.op(std::string(s.norm ? "add_rms_norm_" : "") + "linear_swiglu_linear", in, attrs);
+    }
     b.output(s.name + ".act", outs[0]);
     b.output(s.name + ".y", outs[1]);
     if (s.norm) b.output(s.name + ".sum", outs[2]);
@@ -281,6 +290,55 @@ TEST(QuantMlp, PersistMatchesThePairBitForBit) {
       }
     }
   }
+}
+
+// Above four rows both products are q4_gemm's; where the gate/up product ends in its reduce
+// pass (split K), that pass rounds act to int8 for the down product, which then runs no
+// q8_chunks: the node gives what the two ops as nodes of their own give (the down product
+// rounding act itself), bit for bit: at 6 rows and 20 (16-row tiles), 40 (64-row tiles), and
+// 1,024 rows (256 tiles: K is not split, so there is no reduce pass and the down product
+// rounds act itself). The two-node graph runs q8_chunks for each down product (what the
+// comparison is against), the node only at 1,024 rows. Negative control: a step 1% off in the
+// reduce pass's rounding fails the comparison (act's bound in verify() does not see it).
+TEST(QuantMlp, GemmPairRoundsActInTheReducePassWithTheSameBits) {
+  const std::vector<MlpSpec> nodes{{"p_m6", 6, 256, 64, 96, false, "linear_swiglu+linear"},
+                                   {"n_m20", 20, 128, 96, 64, true, "linear_swiglu+linear"},
+                                   {"n_m40", 40, 64, 160, 32, true, "linear_swiglu+linear"},
+                                   {"p_m1024", 1024, 64, 1024, 32, false, "linear_swiglu+linear"}};
+  graph::GraphBuilder b1, b2;
+  Mlps one, two;
+  for (const MlpSpec& s : nodes) {
+    one.add(b1, s);
+    two.add(b2, s, true);
+  }
+  Program fused(testing::shared_context(), b1.build(), b1.weights());
+  Program apart(testing::shared_context(), b2.build(), b2.weights());
+  fused.set_timing(gpu::Timing::Dispatches);
+  apart.set_timing(gpu::Timing::Dispatches);
+  for (const MlpSpec& s : nodes) {
+    one.set(fused, s.name);
+    two.set(apart, s.name);
+  }
+  fused.execute();
+  apart.execute();
+  for (const MlpSpec& s : nodes) {
+    one.verify(fused, s.name);
+    for (const char* out : {".act", ".y"}) {
+      EXPECT_EQ(fused.read_f32(s.name + out), apart.read_f32(s.name + out)) << s.name << out;
+    }
+  }
+  auto rounding = [](const Program& p) {
+    std::multiset<std::string> labels;
+    for (const gpu::DispatchTiming& t : p.last_timings()) {
+      if (t.kernel.find("q8_chunks") != std::string::npos) labels.insert(t.label);
+    }
+    return labels;
+  };
+  // q8_chunks for the gate/up products without a norm (the norm's dispatch rounds x otherwise),
+  // and for the down products that the gate/up's reduce pass did not feed.
+  EXPECT_EQ(rounding(fused), (std::multiset<std::string>{"#0 linear_swiglu_linear", "#3 linear_swiglu_linear",
+                                                         "#3 linear_swiglu_linear"}));
+  EXPECT_EQ(rounding(apart).size(), 2u + 4u);
 }
 
 // A wait that gave up (quant_mlp_persist_fault makes every wait set the fault word at once) is
