@@ -350,8 +350,8 @@ class Decoder {
     return outs[3];
   }
 
-  // The rows graph's attention: rope and the cache writes at each row's (slot, position), the
-  // attention of each row over its slot, then the output projection.
+  // The rows graph's attention: rope and the cache writes at each row's (slot, position), then
+  // the attention of each row over its slot and the output projection on one node.
   ValueId attention_rows(int64_t i, ValueId q, ValueId k, ValueId v, ValueId kc, ValueId vc, ValueId wo) {
     const int64_t d = c_.head_dim;
     std::vector<ValueId> in{q, k, v, kc, vc, rows_};
@@ -364,10 +364,9 @@ class Decoder {
     const std::vector<ValueId> roped = b_.op("rope_update_cache_rows", in, attrs, label(i, "attn.rope_cache"));
     b_.mutate(kc, roped[1]);
     b_.mutate(vc, roped[2]);
-    const ValueId a = b_.op1("sdpa_rows", {roped[0], roped[1], roped[2], rows_},
-                             {{"scale", 1.0 / std::sqrt(static_cast<double>(d))}}, label(i, "attn.sdpa"));
-    const ValueId flat = b_.op1("reshape", {a}, {{"shape", Shape{1, seq_, c_.num_heads * d}}});
-    return b_.op1("linear", {flat, wo}, {}, label(i, "attn.o_proj"));
+    const std::vector<ValueId> outs = b_.op("sdpa_rows_linear", {roped[0], roped[1], roped[2], rows_, wo},
+                                            {{"scale", 1.0 / std::sqrt(static_cast<double>(d))}}, label(i, "attn.sdpa_o_proj"));
+    return outs[1];
   }
 
   ValueId mlp(int64_t i, const Normed& in, ValueId& residual) {

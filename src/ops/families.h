@@ -14,7 +14,7 @@ void register_quant(runtime::KernelRegistry& registry);
 void register_layout(runtime::KernelRegistry& registry);      // layout/
 void register_transformer(runtime::KernelRegistry& registry);  // transformer/: rope, swiglu, add_rms_norm
 // attention/: update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
-// rope_sdpa_linear, sdpa_rows, rope_update_cache_rows, attention (non-causal)
+// rope_sdpa_linear, sdpa_rows, sdpa_rows_linear, rope_update_cache_rows, attention (non-causal)
 void register_attention(runtime::KernelRegistry& registry);
 void register_sampling(runtime::KernelRegistry& registry);  // sampling/: sample_token(_penalized)
 

@@ -1,7 +1,7 @@
 // Inference of the transformer schemas (rope, swiglu, add_rms_norm, linear_qkv,
 // add_rms_norm_linear/_qkv/_swiglu, linear_swiglu_linear and its add_rms_norm_ form,
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
-// rope_sdpa_linear, continuous batching's rope_update_cache_rows and sdpa_rows, and the
+// rope_sdpa_linear, continuous batching's rope_update_cache_rows, sdpa_rows and sdpa_rows_linear, and the
 // non-causal attention) and
 // decoding's sample_token and sample_token_penalized, good and bad, at
 // Llama/Qwen-like and prime sizes.
@@ -153,6 +153,15 @@ const std::vector<SchemaCase>& transformer_cases() {
        {}, "!differ in head_dim"},
       {"sdpa_rows_caches", "sdpa_rows", {f32({1, S, 4, 64}), f32({3, 2, 37, 64}), f16({3, 2, 37, 64}), i32({S, 2})}, {},
        "!k_cache and v_cache differ"},
+      {"sdpa_rows_linear", "sdpa_rows_linear",
+       {f32({1, S, 12, 64}), f16({4, 4, 37, 64}), f16({4, 4, 37, 64}), i32({S, 2}), q4({2048, 768}, 32)},
+       {{"scale", 0.125}}, "f32[1, seq_len, 768], f32[1, seq_len, 2048]"},
+      {"sdpa_rows_linear_k", "sdpa_rows_linear",
+       {f32({1, S, 12, 64}), f16({4, 4, 37, 64}), f16({4, 4, 37, 64}), i32({S, 2}), q4({2048, 1024}, 32)}, {},
+       "!weight: "},
+      {"sdpa_rows_linear_rows", "sdpa_rows_linear",
+       {f32({1, S, 12, 64}), f16({4, 4, 37, 64}), f16({4, 4, 37, 64}), i32({S, 3}), q4({2048, 768}, 32)}, {},
+       "!must be [R, 2]"},
       {"attention", "attention", {f32({1, S, 6, 64}), f32({1, 6, 1500, 64}), f32({1, 6, 1500, 64})}, {},
        "f32[1, seq_len, 6, 64]"},
       {"attention_gqa_f16", "attention", {f16({2, 7, 8, 64}), f32({2, 2, 11, 64}), f32({2, 2, 11, 64})},

@@ -19,6 +19,6 @@ void register_transformer(OpRegistry& r);  // rope, swiglu, add_rms_norm, linear
                                            // linear_swiglu_linear (and add_rms_norm_), update_cache,
                                            // rope_update_cache, sdpa_with_kv_cache,
                                            // rope_sdpa_with_kv_cache, rope_sdpa_linear,
-                                           // rope_update_cache_rows, sdpa_rows, attention
+                                           // rope_update_cache_rows, sdpa_rows, sdpa_rows_linear, attention
 
 }  // namespace wgx::graph::schemas

@@ -447,6 +447,37 @@ OpSchema rope_sdpa_linear(const OpSchema& attention, const OpSchema& linear) {
   return s;
 }
 
+// sdpa_rows_linear(q [1, R, Hq, D], k_cache, v_cache, rows, weight [N, Hq * D]) -> (attn
+// [1, R, Hq * D], out [1, R, N]): sdpa_rows (its inputs, `scale`) with its output's heads merged
+// (attn), then linear(attn, weight) (out): continuous batching's attention and output projection
+// as one op, so that the attention can hand the projection its x in a form of its own (int8) as
+// well as attn, a result like the separate ops give it.
+OpSchema sdpa_rows_linear(const OpSchema& attention, const OpSchema& linear) {
+  OpSchema s;
+  s.name = "sdpa_rows_linear";
+  s.inputs = attention.inputs;
+  s.inputs.push_back(linear.inputs[1]);
+  s.num_outputs = 2;
+  s.attrs = attention.attrs;
+  s.infer = [sdpa = attention.infer, product = linear.infer](const InferContext& ctx) {
+    const std::vector<const Value*> inner{&ctx.value(0), &ctx.value(1), &ctx.value(2), &ctx.value(3)};
+    InferResult r = sdpa(InferContext(inner, ctx.attrs(), ctx.syms()));
+    if (!r.ok()) return r;
+    const Shape& q = ctx.shape(0);
+    if (!q[2].is_const() || !q[3].is_const()) return InferResult::fail("the heads and head_dim must be constants");
+    Value attn;
+    attn.type.dtype = r.outputs[0].dtype;
+    attn.type.shape = {q[0], q[1], Dim(q[2].value() * q[3].value())};
+    const std::vector<const Value*> product_inputs{&attn, &ctx.value(4)};
+    InferResult out = product(InferContext(product_inputs, {}, ctx.syms()));
+    if (!out.ok()) return InferResult::fail("weight: " + out.error);
+    r.outputs[0] = attn.type;
+    r.outputs.push_back(out.outputs[0]);
+    return r;
+  };
+  return s;
+}
+
 // linear_swiglu_linear(x [..., in], gate_up_weight [2n, in], down_weight [out, n]) ->
 // (act [..., n], out [..., out]): linear_swiglu(x, gate_up_weight), then linear(act,
 // down_weight): the gated MLP as one op (no biases), so that a one-row step can hand act from
@@ -496,6 +527,7 @@ void register_transformer(OpRegistry& r) {
   r.add(rope_sdpa_with_kv_cache());
   // nn's linear is registered before this family.
   r.add(rope_sdpa_linear(rope_sdpa_with_kv_cache(), *r.find("linear")));
+  r.add(sdpa_rows_linear(sdpa_rows(), *r.find("linear")));
 }
 
 }  // namespace wgx::graph::schemas

@@ -53,6 +53,7 @@ void register_attention(runtime::KernelRegistry& registry) {
   if (!linear) throw std::logic_error("rope_sdpa_linear needs linear's routes registered first");
   registry.add({"rope_sdpa_linear", attention::rope_sdpa_linear_routes(fused, linear->routes), false,
                 attention::rope_update_cache_in_place()});
+  registry.add({"sdpa_rows_linear", attention::sdpa_rows_linear_routes(linear->routes)});
   registry.add({"rope_sdpa_with_kv_cache", std::move(fused), false, attention::rope_update_cache_in_place()});
 }
 

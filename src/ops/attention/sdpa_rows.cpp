@@ -1,14 +1,16 @@
 // sdpa_rows(q [1, R, Hq, D], k_cache [S, Hkv, MaxS, D], v_cache, rows [R, 2]) -> [1, R, Hq, D]:
 // continuous batching's attention, one route ("rows_online"): a workgroup per (row, kv head,
 // chunk) runs an online softmax over its chunk of the visible rows of the row's slot in tiles
-// (sdpa_rows.wgsl), and sdpa_combine.wgsl merges the chunks. The chunk count is fixed per node
-// (kMaxChunks, fewer for short caches), so a row's arithmetic does not change with the step. On
-// the H200 (Llama-3.2-1B, 128-256 visible rows, per layer) one workgroup per (row, kv head) took
-// 46 us at 5 rows (its tiles one after another); 8 chunks take 18 + 9 (the merge) at 5 rows,
+// (sdpa_rows.wgsl), and the last of a (row, kv head)'s chunks to finish merges them, in one
+// dispatch. The chunk count is fixed per node (kMaxChunks, fewer for short caches), so a row's
+// arithmetic does not change with the step. On the H200 (Llama-3.2-1B, 128-256 visible rows,
+// per layer) one workgroup per (row, kv head) took 46 us at 5 rows (its tiles one after
+// another); 8 chunks took 18 + 9 (the merge, then a dispatch of sdpa_combine.wgsl) at 5 rows,
 // 32 + 9 at 16 and 87 + 10 at 64, where 4,096 workgroups of a few cache rows each cost more
 // than their work (chunks of at least a tile are the next thing to try). Its dispatch and
 // params follow R, which resize reads from the current shapes.
 #include <algorithm>
+#include <optional>
 
 #include "ops/attention/attention.h"
 #include "ops/common.h"
@@ -29,7 +31,7 @@ constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + kMaxGroup * kWorkgroupS
 constexpr size_t kParamWords = 12;
 constexpr uint32_t kMaxChunks = 8;      // chunks a row's visible cache rows split into
 constexpr uint32_t kRowsPerChunk = 16;  // of the cache at least: fewer chunks for short caches
-constexpr uint64_t kCombineWorkgroupSize = 256;  // sdpa_combine.wgsl
+constexpr uint32_t kStorageBuffers = 8;  // Q, K, V, Rows, Out, Part, Count, X8
 
 uint32_t chunks_of(const Geometry& g) {
   return std::clamp<uint32_t>((g.max_seq + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
@@ -48,48 +50,58 @@ std::string guard(const NodeContext& ctx) {
            std::to_string(kMaxGroupDim) + " channels)";
   }
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, kWorkgroupBytes); !why.empty()) return why;
-  if (auto why = scratch_guard(ctx, part_slots(g) * g.dim * 4); !why.empty()) return why;
+  if (const uint32_t n = ctx.gpu().limits().max_storage_buffers_per_shader_stage; n < kStorageBuffers) {
+    return "the device binds " + std::to_string(n) + " storage buffers per shader stage; the kernel takes " +
+           std::to_string(kStorageBuffers);
+  }
+  if (auto why = scratch_guard(ctx, part_slots(g) * (8 + g.dim * 4)); !why.empty()) return why;
   return workgroups_guard(ctx, workgroups(g));
 }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx) {
+}  // namespace
+
+std::string sdpa_rows_guard(const NodeContext& ctx, bool x8) {
+  if (auto why = guard(ctx); !why.empty() || !x8) return why;
+  const Geometry g = geometry_max(ctx);
+  if (ctx.output(0).storage != runtime::Storage::F32) return "the output is not f32 (int8 chunks are made of f32)";
+  if (g.group * g.dim % 32 != 0) {
+    return "a group's " + std::to_string(g.group * g.dim) + " outputs are not whole chunks of 32";
+  }
+  return "";
+}
+
+std::unique_ptr<runtime::NodeExec> sdpa_rows_exec(const NodeContext& ctx, const std::optional<RowsX8>& x8) {
   const gpu::Kernel& k = kernel(ctx, "sdpa_rows." + io_label(ctx));
   const uint32_t scale = scale_bits(ctx);
   const auto slots = static_cast<uint32_t>(ctx.input_max_shape(1)[0]);
   const Geometry max = geometry_max(ctx);
   const uint64_t parts = part_slots(max);
   auto steps = std::make_unique<Steps>();
-  const gpu::BufferBinding stats = parts > 0 ? steps->scratch(ctx, parts * 8) : steps->own(ctx, 8, "no stats");
-  const gpu::BufferBinding acc = parts > 0 ? steps->scratch(ctx, parts * max.dim * 4) : steps->own(ctx, 8, "no acc");
-  auto update = [scale, slots](const NodeContext& c) {
+  // Each slot's (m, l), then its accumulators.
+  const gpu::BufferBinding part =
+      parts > 0 ? steps->scratch(ctx, parts * 8 + parts * max.dim * 4) : steps->own(ctx, 8, "no partials");
+  // Zero at rest: each step's last workgroup of a (row, kv head) sets its count back.
+  const gpu::BufferBinding counts = steps->own(ctx, 4ull * max.seq * max.hkv, "chunk counts");
+  const gpu::BufferBinding out8 = x8 ? x8->words : steps->own(ctx, 4, "no int8 output");
+  const uint32_t x8_on = x8 ? 1 : 0, x8_steps = x8 ? x8->steps_word : 0;
+  auto update = [scale, slots, x8_on, x8_steps](const NodeContext& c) {
     const Geometry g = geometry_now(c);  // batch 1, seq R
     DispatchExec::Launch l;
-    l.params = {g.seq, g.hq, g.hkv, g.group, g.max_seq, g.dim, slots, scale, chunks_of(g), 0, 0, 0};
+    l.params = {g.seq, g.hq, g.hkv, g.group, g.max_seq, g.dim, slots, scale, chunks_of(g),
+                static_cast<uint32_t>(part_slots(g)), x8_on, x8_steps};
     l.workgroups = workgroups(g);
     return l;
   };
   steps->add(std::make_unique<DispatchExec>(
       ctx, k,
       std::vector<gpu::BufferBinding>{ctx.input(0).binding(), ctx.input(1).binding(), ctx.input(2).binding(),
-                                      ctx.input(3).binding(), ctx.output(0).binding(), stats, acc},
+                                      ctx.input(3).binding(), ctx.output(0).binding(), part, counts, out8},
       kParamWords, update));
-  if (parts == 0) return steps;
-  auto update_combine = [](const NodeContext& c) {
-    const Geometry g = geometry_now(c);
-    const uint64_t pairs = uint64_t{g.seq} * g.hq * g.dim / 2;
-    DispatchExec::Launch l;
-    l.params = {static_cast<uint32_t>(pairs), g.dim / 2, chunks_of(g), chunks_of(g)};
-    l.workgroups = (pairs + kCombineWorkgroupSize - 1) / kCombineWorkgroupSize;
-    return l;
-  };
-  const gpu::Kernel& combine = kernel(ctx, "combine." + float_label(ctx.output(0).storage));
-  steps->add(std::make_unique<DispatchExec>(
-      ctx, combine, std::vector<gpu::BufferBinding>{stats, acc, ctx.output(0).binding()}, 4, update_combine));
   return steps;
 }
 
-}  // namespace
-
-runtime::Route sdpa_rows_route() { return {"rows_online", guard, build}; }
+runtime::Route sdpa_rows_route() {
+  return {"rows_online", guard, [](const NodeContext& c) { return sdpa_rows_exec(c, std::nullopt); }};
+}
 
 }  // namespace wgx::ops::attention

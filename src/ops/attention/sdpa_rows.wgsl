@@ -4,12 +4,18 @@
 // serves the group's query heads, so each k and v row is read once per group. The visible rows
 // are split into C = params.chunks chunks of ceil(len / C) rows (the split depends on the row's
 // own length only, so a row's output does not depend on the rows beside it); with C > 1 each
-// workgroup writes its chunk's (m, l) to Stats and its accumulators to Acc, and sdpa_combine.wgsl
-// merges them (a row out of the caches writes (0, 1) and zeros: its output is 0). The rows come in
+// workgroup writes its chunk's (m, l) and its accumulators to Part, counts itself per
+// (row, kv head) (a storage barrier, then an atomic add), and the last of the C to arrive merges
+// them (merge_chunks, sdpa_combine.wgsl's arithmetic) and sets the count back to 0: no workgroup
+// waits for another (a row out of the caches writes (0, 1) and zeros: its output is 0). The rows come in
 // tiles of T with an online softmax per head: the running max m, the sum l of exp(score - m) and
 // the accumulators acc of exp(score - m) * v, both rescaled by alpha = exp(m - m_new) when a tile
 // raises the max; the output is acc / l (write_out2). A row out of the caches (slot >= S or
-// position >= MaxS; a negative i32 is a large u32) gives zeros and reads no cache row.
+// position >= MaxS; a negative i32 is a large u32) gives zeros and reads no cache row. With
+// params.x8 (sdpa_rows_linear: a q4_gemm projection next, f32 out), whoever writes the group's
+// G * D outputs (whole chunks of 32: G * D is a multiple of 32) also rounds them to int8 as
+// q8_chunks.wgsl does (the same values, the same bits) into X8: the chunks' words, then their
+// steps from word params.x8_steps, the projection's x.
 // Per tile, four phases with a barrier after each:
 //   A  invocation j scores the tile's row j for every head of the group (q is scaled when loaded),
 //      NEG past the visible rows;
@@ -19,6 +25,7 @@
 //      adjacent v words) add p * v and p over the tile's rows, after rescaling acc and l by alpha.
 #include "workgroup.wgsl"
 #include "sdpa_out.wgsl"
+#include "int8_chunk.wgsl"
 struct Params {
   rows: u32,     // R
   hq: u32,
@@ -29,9 +36,9 @@ struct Params {
   slots: u32,    // S
   scale: f32,
   chunks: u32,   // C
-  pad0: u32,
-  pad1: u32,
-  pad2: u32,
+  acc_base: u32,  // Part's first accumulator pair
+  x8: u32,        // 1: the outputs in int8 too (X8)
+  x8_steps: u32,  // X8's first step word
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
@@ -39,9 +46,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read> V: array<u32>;
 @group(0) @binding(4) var<storage, read> Rows: array<u32>;  // i32 [R, 2]: (slot, position)
 @group(0) @binding(5) var<storage, read_write> Out: array<u32>;  // [1, R, Hq, D], like q
-// With C > 1: per (row, query head, chunk) slot (r * Hq + h) * C + c, (m, l) and D / 2 pairs.
-@group(0) @binding(6) var<storage, read_write> Stats: array<vec2<f32>>;
-@group(0) @binding(7) var<storage, read_write> Acc: array<vec2<f32>>;
+// With C > 1: per (row, query head, chunk) slot (r * Hq + h) * C + c, (m, l) at the slot and
+// D / 2 accumulator pairs from params.acc_base + slot * D / 2.
+@group(0) @binding(6) var<storage, read_write> Part: array<vec2<f32>>;
+// With C > 1: per (row, kv head), the chunks whose partials are written this step (0 at rest).
+@group(0) @binding(7) var<storage, read_write> Count: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> X8: array<u32>;
 
 const OUT_F16: bool = {{out_f16}};  // q and Out: packed f16, else f32
 
@@ -57,12 +67,62 @@ var<workgroup> p_s: array<f32, MAX_G * T>;          // [head][row]: scores, then
 var<workgroup> m_s: array<f32, MAX_G>;
 var<workgroup> alpha_s: array<f32, MAX_G>;
 var<workgroup> at_s: vec2<u32>;  // (visible rows, 0 out of the caches; element of the kv head's row 0)
+var<workgroup> last_s: u32;      // this workgroup is the last of its (row, kv head) to finish
 
 // Chunk c's accumulator pair p of row r's query head h, and (once per slot) its (m, l).
 fn put_part(r: u32, h: u32, c: u32, p: u32, acc: vec2<f32>, ml: vec2<f32>) {
   let slot = (r * params.hq + h) * params.chunks + c;
-  Acc[slot * (params.dim / 2u) + p] = acc;
-  if (p == 0u) { Stats[slot] = ml; }
+  Part[params.acc_base + slot * (params.dim / 2u) + p] = acc;
+  if (p == 0u) { Part[slot] = ml; }
+}
+
+// Output pair u of the group (elements qb + 2u, + 1): acc / l, kept in q_s for the int8 form.
+fn put_out(qb: u32, u: u32, acc: vec2<f32>, l: f32) {
+  write_out2(qb + 2u * u, acc, l);
+  q_s[u] = acc / l;
+}
+
+// With params.x8: the group's outputs (in q_s, every invocation's put_out done) in int8 chunks.
+fn put_x8(qb: u32, lid: u32) {
+  if (params.x8 == 0u) { return; }
+  workgroupBarrier();
+  if (lid < params.group * params.dim / 32u) {
+    var v: array<vec4<f32>, 8>;
+    for (var j = 0u; j < 8u; j++) { v[j] = vec4<f32>(q_s[16u * lid + 2u * j], q_s[16u * lid + 2u * j + 1u]); }
+    let q = i8_chunk(v);
+    let chunk = qb / 32u + lid;
+    X8[8u * chunk] = q.lo.x;
+    X8[8u * chunk + 1u] = q.lo.y;
+    X8[8u * chunk + 2u] = q.lo.z;
+    X8[8u * chunk + 3u] = q.lo.w;
+    X8[8u * chunk + 4u] = q.hi.x;
+    X8[8u * chunk + 5u] = q.hi.y;
+    X8[8u * chunk + 6u] = q.hi.z;
+    X8[8u * chunk + 7u] = q.hi.w;
+    X8[params.x8_steps + chunk] = bitcast<u32>(q.dx);
+  }
+}
+
+// Row r's pairs of kv head hk's query heads from their C chunks' partials, as sdpa_combine.wgsl
+// merges them: with M the chunks' largest max, out = sum_c exp(m_c - M) * acc_c / sum_c
+// exp(m_c - M) * l_c.
+fn merge_chunks(r: u32, hk: u32, qb: u32, lid: u32) {
+  let C = params.chunks;
+  let half = params.dim / 2u;
+  for (var u = lid; u < params.group * half; u += WG) {
+    let slot0 = (r * params.hq + hk * params.group + u / half) * C;
+    var m = Part[slot0].x;
+    for (var c = 1u; c < C; c++) { m = max(m, Part[slot0 + c].x); }
+    var l = 0.0;
+    var acc = vec2<f32>(0.0);
+    for (var c = 0u; c < C; c++) {
+      let st = Part[slot0 + c];
+      let w = exp(st.x - m);
+      l += w * st.y;
+      acc += w * Part[params.acc_base + (slot0 + c) * half + u % half];
+    }
+    put_out(qb, u, acc, l);
+  }
 }
 
 fn load_q2(i: u32) -> vec2<f32> { return {{load_q2}}; }
@@ -100,13 +160,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (len == 0u) {
     for (var u = lid; u < pairs; u += WG) {
       if (C == 1u) {
-        write_out2(qb + 2u * u, vec2<f32>(0.0), 1.0);
+        put_out(qb, u, vec2<f32>(0.0), 1.0);
       } else {
         put_part(r, hk * G + u / half, c, u % half, vec2<f32>(0.0), vec2<f32>(0.0, 1.0));
       }
     }
+  } else {
+    attend(r, hk, c, qb, lo, hi, kb, lid);
+  }
+  if (C == 1u) {
+    put_x8(qb, lid);
     return;
   }
+  // The last of the row's chunks for this kv head to get here merges them: its count is taken
+  // after every invocation's writes (the barrier), so when it reaches C, every chunk's partials
+  // are written.
+  storageBarrier();
+  if (lid == 0u) {
+    let done = atomicAdd(&Count[r * params.hkv + hk], 1u) + 1u;
+    last_s = select(0u, 1u, done == C);
+    if (done == C) { atomicStore(&Count[r * params.hkv + hk], 0u); }
+  }
+  if (workgroupUniformLoad(&last_s) == 0u) { return; }
+  merge_chunks(r, hk, qb, lid);
+  put_x8(qb, lid);
+}
+
+// Chunk c's rows [lo, hi) of row r for kv head hk's query heads (the cache rows from element kb):
+// the output where C is 1, else the chunk's partials.
+fn attend(r: u32, hk: u32, c: u32, qb: u32, lo: u32, hi: u32, kb: u32, lid: u32) {
+  let C = params.chunks;
+  let G = params.group;
+  let D = params.dim;
+  let half = D / 2u;
+  let pairs = G * half;
 
   for (var u = lid; u < pairs; u += WG) { q_s[u] = load_q2(qb + 2u * u) * params.scale; }
   if (lid < G) { m_s[lid] = NEG; }
@@ -175,7 +262,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let u = lid + k * WG;
     if (u >= pairs) { break; }
     if (C == 1u) {
-      write_out2(qb + 2u * u, acc[k], l[k]);
+      put_out(qb, u, acc[k], l[k]);
     } else {
       let g = u / half;
       put_part(r, hk * G + g, c, u % half, acc[k], vec2<f32>(m_s[g], l[k]));

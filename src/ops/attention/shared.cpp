@@ -69,7 +69,7 @@ std::vector<gpu::Binding> variant_bindings(const shaders::ShaderVariant& variant
   if (t == "sdpa_flash") return {U, R, R, R, W, W, W, R};
   if (t == "sdpa_combine") return {U, R, R, W};  // stats, acc, out
   if (t == "sdpa_k16") return {U, R, R, R, W, W, W};        // q, k, v, out, stats, acc
-  if (t == "sdpa_rows") return {U, R, R, R, R, W, W, W};    // q, k and v caches, rows, out, stats, acc
+  if (t == "sdpa_rows") return {U, R, R, R, R, W, W, W, W};  // q, k and v caches, rows, out, partials, counts, int8 out
   throw std::logic_error("attention template " + std::string(t) + " has no bindings");
 }
 

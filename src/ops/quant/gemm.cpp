@@ -146,8 +146,9 @@ class GemmExec : public Steps {
  public:
   GemmExec(const Facts& f, bool int8) : facts(f), x8(int8) {}
 
-  // The down product of a linear_swiglu_linear pair: its x in int8 came from the gate/up's
-  // reduce pass wherever that ran (`fed_by`: the gate/up's facts).
+  // Where another step of the node writes x in int8 (gemm_handover.h): at every M > 4, or
+  // with `fed_by` (the gate/up product's facts) where its plan ends in a reduce pass.
+  bool fed = false;
   std::optional<Facts> fed_by;
 
   void resize(const NodeContext& ctx) override {
@@ -165,7 +166,7 @@ class GemmExec : public Steps {
       return;
     }
     if (norm) norm->record(rec);
-    if (quantize && !(fed_by && plan_of(*fed_by, m_, x8).partial)) quantize->record(rec);
+    if (quantize && !(fed && (!fed_by || plan_of(*fed_by, m_, x8).partial))) quantize->record(rec);
     gemm.at({plan_.partial, plan_.bm})->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
@@ -285,16 +286,17 @@ Q8Scratch q8_scratch(const NodeContext& ctx, uint64_t k) {
 
 }  // namespace
 
-// What the gate/up product of a linear_swiglu_linear pair hands the down product.
+// int8 x a step before the product writes: the gate/up product's reduce pass (`gate_up`: its
+// facts) or another op's kernel (at every M > 4).
 struct GemmHandover {
-  Facts gate_up;
-  Q8Scratch q8;  // the down product's x
+  Q8Scratch q8;
+  std::optional<Facts> gate_up;
 };
 
 namespace {
 
 // The route's executable part; a linear_swiglu_linear pair's gate/up product makes `to` (with
-// int8 x: else it stays null), its down product reads `from`.
+// int8 x: else it stays null); a product whose x another step writes reads `from`.
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op,
                                          std::shared_ptr<GemmHandover>* to = nullptr,
                                          const GemmHandover* from = nullptr) {
@@ -340,16 +342,17 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     xd_base = q8.xd_base;
     if (ops.norm) {
       exec->norm = transformer::add_rms_norm_dispatch(ctx, q8.words, sum, q8.steps);
-    } else {
+    } else if (!from || from->gate_up) {  // (another op's kernel writes x at every step)
       exec->quantize = quantize_dispatch(ctx, f, x, q8.words, q8.steps);
     }
+    exec->fed = from != nullptr;
     if (from) exec->fed_by = from->gate_up;
     x = q8.x;
   }
   if (partial_bytes > 0) {
     // The pair's gate/up: act's int8 form into the down product's x (f32 act: the reduce pass
     // rounds nothing else).
-    if (to && x8 && !f.f16) *to = std::make_shared<GemmHandover>(GemmHandover{f, q8_scratch(ctx, f.out_n)});
+    if (to && x8 && !f.f16) *to = std::make_shared<GemmHandover>(GemmHandover{q8_scratch(ctx, f.out_n), f});
     const bool q8 = to && *to;
     const gpu::BufferBinding q = q8 ? (*to)->q8.words : spare[0], d = q8 ? (*to)->q8.steps : spare[1];
     exec->reduce = reduce_dispatch(ctx, f, q8, {partials, bias, outs[0], outs[1], outs[2], q, d});
@@ -373,7 +376,22 @@ std::unique_ptr<runtime::NodeExec> q4_gemm_gate_up(const NodeContext& ctx, std::
   return build(ctx, operands_of(ctx).product, &handover);
 }
 
-std::unique_ptr<runtime::NodeExec> q4_gemm_down(const NodeContext& ctx, const std::shared_ptr<GemmHandover>& handover) {
+std::string q4_gemm_x8_guard(const NodeContext& product) {
+  if (auto why = guard(product); !why.empty()) return why;
+  if (!x8_of(product)) return "quant_gemm_x8 is off";
+  if (facts_of(product, operands_of(product).product).f16) return "x is f16";
+  return "";
+}
+
+std::shared_ptr<GemmHandover> q4_gemm_x8_handover(const NodeContext& product) {
+  return std::make_shared<GemmHandover>(GemmHandover{q8_scratch(product, facts_of(product, "linear").k), std::nullopt});
+}
+
+X8Target x8_target(const GemmHandover& handover) {
+  return {handover.q8.x, static_cast<uint32_t>(handover.q8.xd_base)};
+}
+
+std::unique_ptr<runtime::NodeExec> q4_gemm_fed(const NodeContext& ctx, const std::shared_ptr<GemmHandover>& handover) {
   return build(ctx, operands_of(ctx).product, nullptr, handover.get());
 }
 

@@ -119,7 +119,7 @@ std::unique_ptr<runtime::NodeExec> composite_build(const NodeContext& ctx, const
     // act reaches the down product in int8 from the gate/up's reduce pass (q4_gemm_gate_up).
     std::shared_ptr<GemmHandover> handover;
     steps->add(build_viewed([&handover](const NodeContext& c) { return q4_gemm_gate_up(c, handover); }, ctx, g));
-    steps->add(build_viewed([&handover](const NodeContext& c) { return q4_gemm_down(c, handover); }, ctx, d));
+    steps->add(build_viewed([&handover](const NodeContext& c) { return q4_gemm_fed(c, handover); }, ctx, d));
     return steps;
   }
   steps->add(build_viewed(first.build, ctx, g));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/common.h"
+#include "ops/quant/gemm_handover.h"
 #include "runtime/op_kernel.h"
 
 namespace wgx::ops::quant {
@@ -19,16 +20,6 @@ std::vector<runtime::Route> product_routes(const std::string& op);
 // q4_gemm (gemm.cpp), the GEMM of linear, linear_qkv or linear_swiglu for a q4gsw weight at
 // M > 4; product_routes places it after q4_gemv.
 runtime::Route q4_gemm_route();
-// linear_swiglu_linear's two q4_gemm products (mlp.cpp: both routes q4_gemm), the gate/up's on
-// a view of the node as linear_swiglu, the down's as linear: where the gate/up product ends in
-// its reduce pass, that pass also rounds act to int8 into the down product's x (q4_gemm_reduce's
-// Q8_OUT), so the down product runs no q8_chunks of its own. `handover` is filled by the first,
-// read by the second.
-struct GemmHandover;
-std::unique_ptr<runtime::NodeExec> q4_gemm_gate_up(const runtime::NodeContext& ctx,
-                                                   std::shared_ptr<GemmHandover>& handover);
-std::unique_ptr<runtime::NodeExec> q4_gemm_down(const runtime::NodeContext& ctx,
-                                                const std::shared_ptr<GemmHandover>& handover);
 // What q4_gemv needs of a node besides M <= 4 ("" or why not), and its executable part, which
 // the GEMM routes run whenever the current M is at most 4 (products.cpp). `x` is set to where the
 // product's x lies: the node's input, or for an add_rms_norm_ node the scratch the normalized x
