@@ -13,6 +13,7 @@
 
 #include "gpu/kernel.h"
 #include "ops/common.h"
+#include "ops/quant/gemm_handover.h"
 #include "ops/quant/merged_gemv.h"
 #include "runtime/op_kernel.h"
 #include "shaders/shader_variant.h"
@@ -91,14 +92,10 @@ runtime::Route rope_update_cache_rows_route();
 // sdpa_rows (sdpa_rows.cpp): a workgroup per (row, kv head) over the visible rows of the row's slot.
 runtime::Route sdpa_rows_route();
 // Its guard, with `x8` also what the int8 form of the output needs, and its executable part,
-// which with `x8` also writes the output in int8 chunks of 32 (a q4_gemm product's x: the words,
-// then the steps from word steps_word of the same binding).
-struct RowsX8 {
-  gpu::BufferBinding words;
-  uint32_t steps_word = 0;
-};
+// which with `x8` also writes the output in int8 chunks of 32 there (a q4_gemm product's x).
 std::string sdpa_rows_guard(const runtime::NodeContext& ctx, bool x8);
-std::unique_ptr<runtime::NodeExec> sdpa_rows_exec(const runtime::NodeContext& ctx, const std::optional<RowsX8>& x8);
+std::unique_ptr<runtime::NodeExec> sdpa_rows_exec(const runtime::NodeContext& ctx,
+                                                  const std::optional<quant::X8Target>& x8);
 // sdpa_rows_linear (sdpa_rows_linear.cpp): sdpa_rows, then the projection (`linear`: linear's routes).
 std::vector<runtime::Route> sdpa_rows_linear_routes(const std::vector<runtime::Route>& linear);
 // The routes both sdpa_with_kv_cache and (`causal` false) attention take.

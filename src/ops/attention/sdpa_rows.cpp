@@ -70,7 +70,7 @@ std::string sdpa_rows_guard(const NodeContext& ctx, bool x8) {
   return "";
 }
 
-std::unique_ptr<runtime::NodeExec> sdpa_rows_exec(const NodeContext& ctx, const std::optional<RowsX8>& x8) {
+std::unique_ptr<runtime::NodeExec> sdpa_rows_exec(const NodeContext& ctx, const std::optional<quant::X8Target>& x8) {
   const gpu::Kernel& k = kernel(ctx, "sdpa_rows." + io_label(ctx));
   const uint32_t scale = scale_bits(ctx);
   const auto slots = static_cast<uint32_t>(ctx.input_max_shape(1)[0]);

@@ -91,14 +91,10 @@ fn put_x8(qb: u32, lid: u32) {
     for (var j = 0u; j < 8u; j++) { v[j] = vec4<f32>(q_s[16u * lid + 2u * j], q_s[16u * lid + 2u * j + 1u]); }
     let q = i8_chunk(v);
     let chunk = qb / 32u + lid;
-    X8[8u * chunk] = q.lo.x;
-    X8[8u * chunk + 1u] = q.lo.y;
-    X8[8u * chunk + 2u] = q.lo.z;
-    X8[8u * chunk + 3u] = q.lo.w;
-    X8[8u * chunk + 4u] = q.hi.x;
-    X8[8u * chunk + 5u] = q.hi.y;
-    X8[8u * chunk + 6u] = q.hi.z;
-    X8[8u * chunk + 7u] = q.hi.w;
+    for (var j = 0u; j < 4u; j++) {
+      X8[8u * chunk + j] = q.lo[j];
+      X8[8u * chunk + 4u + j] = q.hi[j];
+    }
     X8[params.x8_steps + chunk] = bitcast<u32>(q.dx);
   }
 }

@@ -47,14 +47,12 @@ std::string x8_guard(const NodeContext& ctx) {
 }
 
 std::unique_ptr<runtime::NodeExec> x8_build(const NodeContext& ctx) {
-  std::shared_ptr<quant::GemmHandover> handover;
-  auto steps = std::make_unique<Steps>();
   // The projection's x first (scratch), then the attention that writes it, then the product.
   const OperandMap a = attention_operands(), p = linear_operands();
-  handover = quant::q4_gemm_x8_handover(NodeContext(ctx, p));
+  const std::shared_ptr<quant::GemmHandover> handover = quant::q4_gemm_x8_handover(NodeContext(ctx, p));
   const quant::X8Target target = quant::x8_target(*handover);
-  steps->add(build_viewed(
-      [&target](const NodeContext& c) { return sdpa_rows_exec(c, RowsX8{target.words, target.steps_word}); }, ctx, a));
+  auto steps = std::make_unique<Steps>();
+  steps->add(build_viewed([&target](const NodeContext& c) { return sdpa_rows_exec(c, target); }, ctx, a));
   steps->add(build_viewed([&handover](const NodeContext& c) { return quant::q4_gemm_fed(c, handover); }, ctx, p));
   return steps;
 }

@@ -140,16 +140,41 @@ std::string guard(const NodeContext& ctx) {
   return check_limits(ctx, kBuffers, kStorage);
 }
 
+// int8 x of `k` columns at the node's most rows in scratch: M x K bytes of words, then (at a
+// binding offset's alignment) M x K / 32 steps.
+struct Q8Scratch {
+  gpu::BufferBinding x;      // the whole, as q4_gemm's int8 variant binds it
+  gpu::BufferBinding words;  // the words, then the steps, as q8_chunks binds them
+  gpu::BufferBinding steps;
+  uint64_t xd_base = 0;  // the steps' first word in x
+};
+Q8Scratch q8_scratch(const NodeContext& ctx, uint64_t k) {
+  const uint64_t bytes = max_rows(ctx) * k, steps = bytes / 8;
+  const uint64_t align = ctx.gpu().limits().min_storage_buffer_offset_alignment;
+  const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
+  const gpu::BufferBinding q8 = Steps::scratch(ctx, end);
+  return {{q8.buffer, q8.offset, end}, {q8.buffer, q8.offset, bytes}, {q8.buffer, q8.offset + at, steps}, at / 4};
+}
+
+}  // namespace
+
+// int8 x a step before the product writes: the gate/up product's reduce pass (`gate_up`: its
+// facts) or another op's kernel (at every M > 4).
+struct GemmHandover {
+  Q8Scratch q8;
+  std::optional<Facts> gate_up;
+};
+
+namespace {
+
 // The GEMM at the current M (the dispatch for the plan's tile rows and output), then the reduce
 // pass where the plan writes partials; q4_gemv's executable part at M <= 4.
 class GemmExec : public Steps {
  public:
   GemmExec(const Facts& f, bool int8) : facts(f), x8(int8) {}
 
-  // Where another step of the node writes x in int8 (gemm_handover.h): at every M > 4, or
-  // with `fed_by` (the gate/up product's facts) where its plan ends in a reduce pass.
-  bool fed = false;
-  std::optional<Facts> fed_by;
+  // Where another step of the node writes x in int8 (gemm_handover.h).
+  std::shared_ptr<const GemmHandover> from;
 
   void resize(const NodeContext& ctx) override {
     m_ = rows_now(ctx);
@@ -166,7 +191,7 @@ class GemmExec : public Steps {
       return;
     }
     if (norm) norm->record(rec);
-    if (quantize && !(fed && (!fed_by || plan_of(*fed_by, m_, x8).partial))) quantize->record(rec);
+    if (quantize && !(from && (!from->gate_up || plan_of(*from->gate_up, m_, x8).partial))) quantize->record(rec);
     gemm.at({plan_.partial, plan_.bm})->record(rec);
     if (plan_.partial) reduce->record(rec);
   }
@@ -268,38 +293,11 @@ std::unique_ptr<DispatchExec> quantize_dispatch(const NodeContext& ctx, const Fa
   return std::make_unique<DispatchExec>(ctx, kernel, std::vector<gpu::BufferBinding>{x, q, d}, 4, update);
 }
 
-// int8 x of `k` columns at the node's most rows in scratch: M x K bytes of words, then (at a
-// binding offset's alignment) M x K / 32 steps.
-struct Q8Scratch {
-  gpu::BufferBinding x;      // the whole, as q4_gemm's int8 variant binds it
-  gpu::BufferBinding words;  // the words, then the steps, as q8_chunks binds them
-  gpu::BufferBinding steps;
-  uint64_t xd_base = 0;  // the steps' first word in x
-};
-Q8Scratch q8_scratch(const NodeContext& ctx, uint64_t k) {
-  const uint64_t bytes = max_rows(ctx) * k, steps = bytes / 8;
-  const uint64_t align = ctx.gpu().limits().min_storage_buffer_offset_alignment;
-  const uint64_t at = ceil_div(bytes, align) * align, end = at + ceil_div(steps, 16) * 16;  // whole vec4s
-  const gpu::BufferBinding q8 = Steps::scratch(ctx, end);
-  return {{q8.buffer, q8.offset, end}, {q8.buffer, q8.offset, bytes}, {q8.buffer, q8.offset + at, steps}, at / 4};
-}
-
-}  // namespace
-
-// int8 x a step before the product writes: the gate/up product's reduce pass (`gate_up`: its
-// facts) or another op's kernel (at every M > 4).
-struct GemmHandover {
-  Q8Scratch q8;
-  std::optional<Facts> gate_up;
-};
-
-namespace {
-
 // The route's executable part; a linear_swiglu_linear pair's gate/up product makes `to` (with
 // int8 x: else it stays null); a product whose x another step writes reads `from`.
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::string& op,
                                          std::shared_ptr<GemmHandover>* to = nullptr,
-                                         const GemmHandover* from = nullptr) {
+                                         std::shared_ptr<const GemmHandover> from = nullptr) {
   const Facts f = facts_of(ctx, op);
   const bool x8 = x8_of(ctx);
   auto exec = std::make_unique<GemmExec>(f, x8);
@@ -345,8 +343,7 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, const std::stri
     } else if (!from || from->gate_up) {  // (another op's kernel writes x at every step)
       exec->quantize = quantize_dispatch(ctx, f, x, q8.words, q8.steps);
     }
-    exec->fed = from != nullptr;
-    if (from) exec->fed_by = from->gate_up;
+    exec->from = from;
     x = q8.x;
   }
   if (partial_bytes > 0) {
@@ -392,7 +389,7 @@ X8Target x8_target(const GemmHandover& handover) {
 }
 
 std::unique_ptr<runtime::NodeExec> q4_gemm_fed(const NodeContext& ctx, const std::shared_ptr<GemmHandover>& handover) {
-  return build(ctx, operands_of(ctx).product, nullptr, handover.get());
+  return build(ctx, operands_of(ctx).product, nullptr, handover);
 }
 
 }  // namespace wgx::ops::quant
