@@ -113,15 +113,50 @@ Batch::Finished Batch::finish(size_t index) {
 
 std::vector<Batch::Finished> Batch::step() {
   std::vector<Finished> done;
-  for (size_t i = sequences_.size(); i-- > 0;) {
+  if (in_flight_) {
+    // The step submitted last: the next goes to the GPU before its tokens are taken, where it
+    // can (chained), so that the host's work between steps overlaps the GPU's.
+    std::optional<Step> next;
+    if (chainable(*in_flight_)) next = submit(chained(*in_flight_), true);
+    Step s = std::move(*in_flight_);
+    in_flight_ = std::move(next);
+    take(s, done);
+  } else {
+    drop_cancelled(done);
+    if (sequences_.empty()) return done;
+    Step s = submit(plan(), false);
+    if (chainable(s)) in_flight_ = submit(chained(s), true);
+    take(s, done);
+  }
+  drop_cancelled(done);
+  // A chained step whose sequences all ended gives nothing: it is dropped (the GPU runs it; the
+  // next step is queued after it).
+  if (in_flight_ && std::none_of(in_flight_->picked.begin(), in_flight_->picked.end(),
+                                 [&](uint64_t id) { return find_sequence(id) != nullptr; })) {
+    in_flight_.reset();
+  }
+  return done;
+}
+
+void Batch::drop_cancelled(std::vector<Finished>& done) {
+  for (size_t i = 0; i < sequences_.size();) {
     if (sequences_[i]->cancelled) {
       sequences_[i]->result.stop = StopReason::Cancelled;
       done.push_back(finish(i));
+    } else {
+      ++i;
     }
   }
-  std::reverse(done.begin(), done.end());
-  if (sequences_.empty()) return done;
+}
 
+Batch::Sequence* Batch::find_sequence(uint64_t id) const {
+  for (const auto& s : sequences_) {
+    if (s->id == id) return s.get();
+  }
+  return nullptr;
+}
+
+Batch::Plan Batch::plan() {
   // Decoding rows first (a token each), then prompts in arrival order while rows are left (or
   // the other way round: set_prompts_first).
   struct Part {
@@ -129,8 +164,8 @@ std::vector<Batch::Finished> Batch::step() {
     int64_t from, count;
   };
   std::vector<Part> parts;
+  Plan p;
   int64_t rows_left = std::min(limits_.max_rows, kMaxRows);
-  last_decode_rows_ = last_prompt_rows_ = 0;
   for (int pass = 0; pass < 2; ++pass) {
     for (auto& s : sequences_) {
       const int64_t pending = static_cast<int64_t>(s->context.size()) - s->fed;
@@ -139,51 +174,108 @@ std::vector<Batch::Finished> Batch::step() {
       const int64_t n = std::min(pending, rows_left);
       parts.push_back({s.get(), s->fed, n});
       rows_left -= n;
-      (decoding ? last_decode_rows_ : last_prompt_rows_) += n;
+      (decoding ? p.decode_rows : p.prompt_rows) += n;
     }
   }
-  std::vector<int32_t> tokens, rows, picks;
-  std::vector<Sequence*> picked;
-  for (const Part& p : parts) {
-    for (int64_t i = 0; i < p.count; ++i) {
-      tokens.push_back(p.seq->context[static_cast<size_t>(p.from + i)]);
-      rows.push_back(p.seq->slot);
-      rows.push_back(static_cast<int32_t>(p.from + i));
+  for (const Part& part : parts) {
+    for (int64_t i = 0; i < part.count; ++i) {
+      p.tokens.push_back(part.seq->context[static_cast<size_t>(part.from + i)]);
+      p.rows.push_back(part.seq->slot);
+      p.rows.push_back(static_cast<int32_t>(part.from + i));
     }
-    if (p.from + p.count == static_cast<int64_t>(p.seq->context.size())) {
-      picks.push_back(static_cast<int32_t>(tokens.size() - 1));
-      picked.push_back(p.seq);
+    part.seq->fed += part.count;
+    if (part.from + part.count == static_cast<int64_t>(part.seq->context.size())) {
+      p.picks.push_back(static_cast<int32_t>(p.tokens.size() - 1));
+      p.picked.push_back(part.seq->id);
     }
   }
+  pad(p, true);
+  return p;
+}
+
+Batch::Plan Batch::chained(const Step& last) {
+  Plan p;
+  p.decode_rows = static_cast<int64_t>(last.picked.size());
+  for (uint64_t id : last.picked) {
+    Sequence& s = *find_sequence(id);
+    p.rows.push_back(s.slot);
+    p.rows.push_back(static_cast<int32_t>(s.fed));
+    p.picks.push_back(static_cast<int32_t>(p.picked.size()));
+    p.picked.push_back(id);
+    ++s.fed;  // the token `last` picks, which the device feeds
+  }
+  pad(p, false);
+  return p;
+}
+
+void Batch::pad(Plan& p, bool with_tokens) const {
   const int64_t min_rows = std::min(kMinRows, limits_.max_rows);
-  while (static_cast<int64_t>(tokens.size()) < min_rows) {
-    tokens.push_back(0);
-    rows.push_back(static_cast<int32_t>(limits_.slots));  // no slot: the row writes nothing
-    rows.push_back(0);
+  while (static_cast<int64_t>(p.rows.size() / 2) < min_rows) {
+    if (with_tokens) p.tokens.push_back(0);
+    p.rows.push_back(static_cast<int32_t>(limits_.slots));  // no slot: the row writes nothing
+    p.rows.push_back(0);
   }
   // Logits for the picked rows, the first repeated up to min_rows (a step of prompt chunks only
   // picks none: its logits go unused).
   const int64_t min_picks = std::min(kMinRows, limits_.picks);
-  if (picks.empty()) picks.push_back(0);
-  while (static_cast<int64_t>(picks.size()) < min_picks) picks.push_back(picks.front());
-  const auto n = static_cast<int64_t>(tokens.size());
-  program_.set_input<int32_t>("tokens", tokens, {1, n});
-  program_.set_input<int32_t>("rows", rows, {n, 2});
-  program_.set_input<int32_t>("logit_rows", picks, {static_cast<int64_t>(picks.size())});
-  const bool any_host = std::any_of(picked.begin(), picked.end(), [](Sequence* s) { return !s->device_pick; });
-  runtime::AsyncRead next = program_.read_async("next_tokens");
-  std::optional<runtime::AsyncRead> logits;
-  if (any_host) logits = program_.read_async("logits");
-  program_.execute();
-  for (const Part& p : parts) p.seq->fed += p.count;
-  if (picked.empty()) return done;
+  if (p.picks.empty()) p.picks.push_back(0);
+  while (static_cast<int64_t>(p.picks.size()) < min_picks) p.picks.push_back(p.picks.front());
+}
 
-  const std::vector<int32_t> ids = next.i32();
+bool Batch::chainable(const Step& s) const {
+  // Every running sequence decoded a row of `s` (nothing joined or left since), its token is
+  // picked on the device, and it may take a token more after that one; the next step's rows are
+  // then these sequences' rows again, and `s`'s next_tokens (one per row, dummies included) are
+  // its tokens.
+  if (!s.fed_on || s.prompt_rows != 0 || s.picked.size() != sequences_.size() ||
+      s.picks != s.rows) {
+    return false;
+  }
+  for (uint64_t id : s.picked) {
+    const Sequence* q = find_sequence(id);
+    if (!q || q->cancelled || !q->device_pick ||
+        q->options.max_new_tokens - static_cast<int64_t>(q->result.tokens.size()) < 2) {
+      return false;
+    }
+  }
+  return true;
+}
+Batch::Step Batch::submit(Plan p, bool chained) {
+  Step s;
+  const auto n = static_cast<int64_t>(p.rows.size() / 2);
+  if (!chained) program_.set_input<int32_t>("tokens", p.tokens, {1, n});
+  program_.set_input<int32_t>("rows", p.rows, {n, 2});
+  program_.set_input<int32_t>("logit_rows", p.picks, {static_cast<int64_t>(p.picks.size())});
+  bool any_host = false;
+  for (uint64_t id : p.picked) any_host = any_host || !find_sequence(id)->device_pick;
+  // Where the next step could take this one's tokens as they are, the device copies them into
+  // "tokens" at its end (chainable() decides whether the next step does).
+  s.fed_on = p.prompt_rows == 0 && !any_host && p.picks.size() == static_cast<size_t>(n);
+  if (s.fed_on && !chained) program_.feed_from("tokens", "next_tokens");
+  s.next = program_.read_async("next_tokens");
+  if (any_host) s.logits = program_.read_async("logits");
+  program_.execute();
+  if (chained) ++chained_steps_;
+  s.picks = p.picks.size();
+  s.rows = p.rows.size() / 2;
+  s.picked = std::move(p.picked);
+  s.decode_rows = p.decode_rows;
+  s.prompt_rows = p.prompt_rows;
+  return s;
+}
+
+void Batch::take(Step& step, std::vector<Finished>& done) {
+  last_decode_rows_ = step.decode_rows;
+  last_prompt_rows_ = step.prompt_rows;
+  if (step.picked.empty()) return;
+  const std::vector<int32_t> ids = step.next.i32();
   std::vector<float> all;
-  if (logits) all = logits->f32();
+  if (step.logits) all = step.logits->f32();
   const auto vocab = static_cast<size_t>(limits_.vocab);
-  for (size_t k = 0; k < picked.size(); ++k) {
-    Sequence& s = *picked[k];
+  for (size_t k = 0; k < step.picked.size(); ++k) {
+    Sequence* q = find_sequence(step.picked[k]);
+    if (!q || q->cancelled) continue;  // ended since the step was submitted
+    Sequence& s = *q;
     int32_t token = ids.at(k);
     if (!s.device_pick) {
       const std::span<const float> row(all.data() + k * vocab, vocab);
@@ -200,11 +292,10 @@ std::vector<Batch::Finished> Batch::step() {
     }
     s.context.push_back(token);
     if (!s.emitter->accept(token)) {
-      const auto it = std::find_if(sequences_.begin(), sequences_.end(), [&](const auto& q) { return q.get() == &s; });
+      const auto it = std::find_if(sequences_.begin(), sequences_.end(), [&](const auto& x) { return x.get() == &s; });
       done.push_back(finish(static_cast<size_t>(it - sequences_.begin())));
     }
   }
-  return done;
 }
 
 }  // namespace wgx::llm

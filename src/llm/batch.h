@@ -15,8 +15,11 @@
 //
 // A sequence's tokens are picked on the device (argmax) where it is greedy without a repetition
 // penalty, otherwise on the host from its logits row (llm::Sampler, its own seeded stream). Text,
-// callbacks, stop strings and stop reasons are the generator's (llm::Emitter). Steps run one at a
-// time: the host waits for each step's tokens before recording the next.
+// callbacks, stop strings and stop reasons are the generator's (llm::Emitter). Where every
+// running sequence decodes with device picks and nothing joins or leaves, step() submits the next
+// step, its tokens fed on the device from this one's (runtime::Program::feed_from), before it
+// waits for this one's: the host's work between steps then overlaps the GPU's. A sequence that
+// ends meanwhile (eos, a stop string, cancel) drops the token the step ahead computed for it.
 #pragma once
 
 #include <chrono>
@@ -73,6 +76,8 @@ class Batch {
   // Rows of the last step: decoding rows and prompt rows.
   int64_t last_decode_rows() const { return last_decode_rows_; }
   int64_t last_prompt_rows() const { return last_prompt_rows_; }
+  // Steps submitted ahead of the last one's tokens (chained), since the batch began.
+  int64_t chained_steps() const { return chained_steps_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -92,6 +97,30 @@ class Batch {
   };
   Finished finish(size_t index);
 
+  // A step's rows (tokens, (slot, position) pairs, logit rows) and the sequences it picks for.
+  struct Plan {
+    std::vector<int32_t> tokens, rows, picks;
+    std::vector<uint64_t> picked;
+    int64_t decode_rows = 0, prompt_rows = 0;
+  };
+  // A submitted step whose tokens are still to be taken.
+  struct Step {
+    runtime::AsyncRead next;
+    std::optional<runtime::AsyncRead> logits;
+    std::vector<uint64_t> picked;
+    size_t picks = 0, rows = 0;  // logit rows and rows
+    int64_t decode_rows = 0, prompt_rows = 0;
+    bool fed_on = false;  // its next_tokens go to "tokens" on the device
+  };
+  Plan plan();                         // the next step from the sequences' state
+  Plan chained(const Step& last);      // the step after `last`, its tokens from `last`'s
+  void pad(Plan& p, bool with_tokens) const;  // dummy rows (and tokens) and picks up to kMinRows
+  bool chainable(const Step& s) const;
+  Step submit(Plan p, bool chained);
+  void take(Step& s, std::vector<Finished>& done);  // its tokens to the sequences
+  void drop_cancelled(std::vector<Finished>& done);
+  Sequence* find_sequence(uint64_t id) const;
+
   runtime::Program& program_;
   std::optional<tokenizer::Tokenizer> tokenizer_;
   BatchLimits limits_;
@@ -100,6 +129,8 @@ class Batch {
   uint64_t next_id_ = 1;
   int64_t last_decode_rows_ = 0, last_prompt_rows_ = 0;
   bool prompts_first_ = false;
+  int64_t chained_steps_ = 0;
+  std::optional<Step> in_flight_;  // submitted, its tokens not yet taken
 };
 
 }  // namespace wgx::llm

@@ -108,6 +108,55 @@ TEST(Batch, AGreedySequenceGetsTheSameTokensAloneAndBesideOthers) {
   }
 }
 
+// Alone, a greedy sequence's steps are chained (each submitted before the last one's tokens are
+// taken, its tokens fed on the device); beside a sampled sequence (its token picked on the host)
+// none is. The tokens are the same either way.
+TEST(Batch, ChainedStepsGiveTheTokensOfStepsTakenOneAtATime) {
+  Demo& d = demo();
+  Batch chained(*d.program, d.tok, d.limits);
+  const uint64_t a = chained.add(d.tok.encode(kPrompts[1]), greedy(kTokens));
+  std::map<uint64_t, GenerationResult> out;
+  drain(chained, out);
+  EXPECT_GE(chained.chained_steps(), kTokens - 3);
+
+  Batch apart(*d.program, d.tok, d.limits);
+  GenerationOptions sampled;
+  sampled.max_new_tokens = kTokens + 2;
+  sampled.sampling.temperature = 0.9f;
+  sampled.sampling.seed = 3;
+  const uint64_t b = apart.add(d.tok.encode(kPrompts[1]), greedy(kTokens));
+  apart.add(d.tok.encode(kPrompts[2]), sampled);
+  std::map<uint64_t, GenerationResult> out2;
+  drain(apart, out2);
+  EXPECT_EQ(apart.chained_steps(), 0);
+  EXPECT_EQ(out.at(a).tokens, out2.at(b).tokens);
+  EXPECT_EQ(out.at(a).tokens.size(), static_cast<size_t>(kTokens));
+}
+
+// A sequence that a stop string ends while the step ahead runs drops that step's token; the
+// sequence beside it goes on, and one started in its slot right after gets the tokens it gets
+// alone.
+TEST(Batch, ASequenceEndingWhileAStepIsAheadFreesItsSlotCleanly) {
+  Demo& d = demo();
+  const std::vector<int32_t>& ref = alone(0);
+  GenerationOptions o = greedy(40);
+  o.stop_strings = {d.tok.decode(std::vector<int32_t>{ref[4]})};
+  Batch b(*d.program, d.tok, d.limits);
+  const uint64_t x = b.add(d.tok.encode(kPrompts[0]), o);
+  const uint64_t y = b.add(d.tok.encode(kPrompts[1]), greedy(kTokens));
+  std::map<uint64_t, GenerationResult> out;
+  while (!out.count(x)) {
+    for (Batch::Finished& f : b.step()) out[f.id] = std::move(f.result);
+  }
+  EXPECT_GT(b.chained_steps(), 0);
+  EXPECT_EQ(out.at(x).stop, StopReason::StopString);
+  EXPECT_GE(out.at(x).tokens.size(), 2u) << "it ended before a step ran ahead of it";
+  const uint64_t z = b.add(d.tok.encode(kPrompts[3]), greedy(kTokens));
+  drain(b, out);
+  EXPECT_EQ(out.at(y).tokens, alone(1));
+  EXPECT_EQ(out.at(z).tokens, alone(3));
+}
+
 TEST(Batch, SeededSamplingRepeatsBesideOthers) {
   GenerationOptions o;
   o.max_new_tokens = kTokens;
