@@ -223,23 +223,20 @@ void Batch::pad(Plan& p, bool with_tokens) const {
 }
 
 bool Batch::chainable(const Step& s) const {
-  // Every running sequence decoded a row of `s` (nothing joined or left since), its token is
-  // picked on the device, and it may take a token more after that one; the next step's rows are
-  // then these sequences' rows again, and `s`'s next_tokens (one per row, dummies included) are
-  // its tokens.
-  if (!s.fed_on || s.prompt_rows != 0 || s.picked.size() != sequences_.size() ||
-      s.picks != s.rows) {
-    return false;
-  }
+  // `s` fed its tokens on (decoding only, device picks), every running sequence decoded a row of
+  // it (nothing joined or left since), and each may take a token more after that one: the next
+  // step's rows are then these sequences' rows again, and `s`'s next_tokens are its tokens.
+  if (!s.fed_on || s.picked.size() != sequences_.size()) return false;
   for (uint64_t id : s.picked) {
     const Sequence* q = find_sequence(id);
-    if (!q || q->cancelled || !q->device_pick ||
+    if (!q || q->cancelled ||
         q->options.max_new_tokens - static_cast<int64_t>(q->result.tokens.size()) < 2) {
       return false;
     }
   }
   return true;
 }
+
 Batch::Step Batch::submit(Plan p, bool chained) {
   Step s;
   const auto n = static_cast<int64_t>(p.rows.size() / 2);
@@ -256,8 +253,6 @@ Batch::Step Batch::submit(Plan p, bool chained) {
   if (any_host) s.logits = program_.read_async("logits");
   program_.execute();
   if (chained) ++chained_steps_;
-  s.picks = p.picks.size();
-  s.rows = p.rows.size() / 2;
   s.picked = std::move(p.picked);
   s.decode_rows = p.decode_rows;
   s.prompt_rows = p.prompt_rows;
@@ -273,9 +268,10 @@ void Batch::take(Step& step, std::vector<Finished>& done) {
   if (step.logits) all = step.logits->f32();
   const auto vocab = static_cast<size_t>(limits_.vocab);
   for (size_t k = 0; k < step.picked.size(); ++k) {
-    Sequence* q = find_sequence(step.picked[k]);
-    if (!q || q->cancelled) continue;  // ended since the step was submitted
-    Sequence& s = *q;
+    const auto it = std::find_if(sequences_.begin(), sequences_.end(),
+                                 [&](const auto& x) { return x->id == step.picked[k]; });
+    if (it == sequences_.end() || (*it)->cancelled) continue;  // ended since the step was submitted
+    Sequence& s = **it;
     int32_t token = ids.at(k);
     if (!s.device_pick) {
       const std::span<const float> row(all.data() + k * vocab, vocab);
@@ -291,10 +287,7 @@ void Batch::take(Step& step, std::vector<Finished>& done) {
       s.result.stats.prefill_seconds = s.result.stats.first_token_seconds;
     }
     s.context.push_back(token);
-    if (!s.emitter->accept(token)) {
-      const auto it = std::find_if(sequences_.begin(), sequences_.end(), [&](const auto& x) { return x.get() == &s; });
-      done.push_back(finish(static_cast<size_t>(it - sequences_.begin())));
-    }
+    if (!s.emitter->accept(token)) done.push_back(finish(static_cast<size_t>(it - sequences_.begin())));
   }
 }
 

@@ -108,9 +108,10 @@ class Batch {
     runtime::AsyncRead next;
     std::optional<runtime::AsyncRead> logits;
     std::vector<uint64_t> picked;
-    size_t picks = 0, rows = 0;  // logit rows and rows
     int64_t decode_rows = 0, prompt_rows = 0;
-    bool fed_on = false;  // its next_tokens go to "tokens" on the device
+    // Its next_tokens go to "tokens" on the device: it decodes only, with device picks, a pick
+    // per row (dummies included).
+    bool fed_on = false;
   };
   Plan plan();                         // the next step from the sequences' state
   Plan chained(const Step& last);      // the step after `last`, its tokens from `last`'s
