@@ -438,7 +438,10 @@ class WGX_API Batch {
   Batch(Batch&&) noexcept;
   Batch& operator=(Batch&&) noexcept;
 
-  // Starts generating after `prompt` (token ids, fed as given) in a free slot; on_token is called
+  // Starts generating after `prompt` (token ids, fed as given) in a free slot: the one whose rows
+  // (each slot keeps those of the sequence that ran in it last) hold the longest prefix of the
+  // prompt, which is then not fed again (Stats::cached_tokens; the tokens are those of a cold
+  // prompt, bit for bit), else the least recently freed. on_token is called
   // from step() as Session's is (returning false ends the sequence). BadArgument when no slot is
   // free, the prompt is empty or an id is outside the vocabulary; ContextFull when the prompt and
   // max_tokens (at least 1) do not fit the context. Returns the sequence's id.

@@ -58,7 +58,8 @@ BatchLimits batch_limits(const graph::Graph& graph) {
 Batch::Batch(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, BatchLimits limits)
     : program_(program), tokenizer_(std::move(tokenizer)), limits_(limits) {
   program_.reset_state();
-  for (int64_t s = limits_.slots - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
+  for (int64_t s = 0; s < limits_.slots; ++s) free_.push_back(static_cast<int32_t>(s));
+  kept_.resize(static_cast<size_t>(limits_.slots));
 }
 
 uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& options, TokenCallback on_token) {
@@ -77,9 +78,29 @@ uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& option
                            std::to_string(prompt.size()) + " and " + std::to_string(options.max_new_tokens) +
                            " new tokens were asked for");
   }
+  // The free slot whose rows hold the longest prefix of the prompt (leaving a token to feed: its
+  // row gives the logits), among those where the prefix is at least half of what the slot keeps
+  // (a prompt that shares a chat template's first tokens with a long conversation does not take
+  // its slot); else the least recently freed, with whatever prefix it holds.
+  size_t best = 0;
+  int64_t best_score = 0;
+  std::vector<int64_t> shared(free_.size());
+  for (size_t i = 0; i < free_.size(); ++i) {
+    const std::vector<int32_t>& kept = kept_[static_cast<size_t>(free_[i])];
+    const auto limit = static_cast<int64_t>(std::min(kept.size(), prompt.size() - 1));
+    int64_t& n = shared[i];
+    while (n < limit && kept[static_cast<size_t>(n)] == prompt[static_cast<size_t>(n)]) ++n;
+    const int64_t score = 2 * n - static_cast<int64_t>(kept.size());  // rows kept less rows lost
+    if (score > best_score) {
+      best_score = score;
+      best = i;
+    }
+  }
+  const int64_t reuse = shared[best];
   auto s = std::make_unique<Sequence>();
   s->id = next_id_++;
-  s->slot = free_.back();
+  s->slot = free_[best];
+  s->fed = reuse;
   s->options = options;
   s->on_token = std::move(on_token);
   s->context = std::move(prompt);
@@ -87,8 +108,10 @@ uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& option
   if (!s->device_pick) s->sampler.emplace(options.sampling);
   s->emitter = std::make_unique<Emitter>(tokenizer_, s->options, s->on_token, s->result);
   s->start = Clock::now();
-  s->result.stats.prompt_tokens = static_cast<int64_t>(s->context.size());
-  free_.pop_back();
+  s->result.stats.prompt_tokens = static_cast<int64_t>(s->context.size()) - reuse;
+  s->result.stats.cached_tokens = reuse;
+  free_.erase(free_.begin() + static_cast<ptrdiff_t>(best));
+  kept_[static_cast<size_t>(s->slot)].clear();  // rows past the prefix change from the next step
   const uint64_t id = s->id;
   sequences_.push_back(std::move(s));
   return id;
@@ -106,12 +129,26 @@ Batch::Finished Batch::finish(size_t index) {
   st.generated_tokens = static_cast<int64_t>(s.result.tokens.size());
   if (!s.result.tokens.empty()) st.decode_seconds = seconds(Clock::now() - s.first_token);
   Finished f{s.id, std::move(s.result)};
+  // Its rows: the context's tokens up to `fed` (a step ahead fed the last taken token; a token
+  // picked after it, dropped or cancelled, is not in the context).
+  std::vector<int32_t>& kept = kept_[static_cast<size_t>(s.slot)];
+  kept.assign(s.context.begin(), s.context.begin() + std::min(s.fed, static_cast<int64_t>(s.context.size())));
   free_.push_back(s.slot);
   sequences_.erase(sequences_.begin() + static_cast<ptrdiff_t>(index));
   return f;
 }
 
 std::vector<Batch::Finished> Batch::step() {
+  try {
+    return step_unguarded();
+  } catch (...) {
+    // A step that failed may have left rows half written: no slot's rows are trusted again.
+    for (std::vector<int32_t>& kept : kept_) kept.clear();
+    throw;
+  }
+}
+
+std::vector<Batch::Finished> Batch::step_unguarded() {
   std::vector<Finished> done;
   if (in_flight_) {
     // The step submitted last: the next goes to the GPU before its tokens are taken, where it

@@ -20,6 +20,14 @@
 // step, its tokens fed on the device from this one's (runtime::Program::feed_from), before it
 // waits for this one's: the host's work between steps then overlaps the GPU's. A sequence that
 // ends meanwhile (eos, a stop string, cancel) drops the token the step ahead computed for it.
+//
+// A slot's caches keep the rows of the sequence that ran in it last. add() takes the free slot
+// whose kept tokens share the longest prefix with the prompt, where that prefix is at least half
+// of them (else the least recently freed slot), and feeds only the tokens after the prefix
+// (GenerationStats::cached_tokens): the next turn of a conversation, or prompts that share a
+// system prompt. A row's arithmetic does
+// not depend on the step that computed it, so the reply is the one a cold prompt gets, bit for
+// bit.
 #pragma once
 
 #include <chrono>
@@ -51,7 +59,8 @@ class Batch {
   // The program (of a rows graph) must outlive the batch; its caches are the batch's from now on.
   Batch(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, BatchLimits limits);
 
-  // Starts a sequence in a free slot; the next steps feed its prompt. Throws std::invalid_argument
+  // Starts a sequence in a free slot; the next steps feed its prompt, after the prefix that the
+  // slot's caches hold already (above). Throws std::invalid_argument
   // when no slot is free, the prompt is empty or holds ids outside the vocabulary;
   // ContextFullError when the prompt and max_new_tokens exceed a slot.
   uint64_t add(std::vector<int32_t> prompt, const GenerationOptions& options, TokenCallback on_token = {});
@@ -121,12 +130,15 @@ class Batch {
   void take(Step& s, std::vector<Finished>& done);  // its tokens to the sequences
   void drop_cancelled(std::vector<Finished>& done);
   Sequence* find_sequence(uint64_t id) const;
+  std::vector<Finished> step_unguarded();
 
   runtime::Program& program_;
   std::optional<tokenizer::Tokenizer> tokenizer_;
   BatchLimits limits_;
   std::vector<std::unique_ptr<Sequence>> sequences_;  // in arrival order
-  std::vector<int32_t> free_;
+  std::vector<int32_t> free_;  // the least recently freed first
+  // Per slot: the tokens whose rows its caches hold, from position 0 (kept while it is free).
+  std::vector<std::vector<int32_t>> kept_;
   uint64_t next_id_ = 1;
   int64_t last_decode_rows_ = 0, last_prompt_rows_ = 0;
   bool prompts_first_ = false;

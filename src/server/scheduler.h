@@ -3,7 +3,8 @@
 // the last conversation, so a request that extends it (the next chat turn, a longer prompt) feeds
 // only its new tokens. With parallel > 1 (a model loaded with LoadOptions::parallel) up to that
 // many run together in a wgx::Batch: each step advances all of them by a token, and requests
-// join as slots free up, their prompts fed beside the running ones.
+// join as slots free up, their prompts fed beside the running ones (after the prefix that a free
+// slot's rows hold already).
 #pragma once
 
 #include <atomic>

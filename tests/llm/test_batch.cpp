@@ -1,6 +1,8 @@
 // llm::Batch (continuous batching) on the demo model's rows graph: a greedy sequence gets the same
 // tokens alone as beside others that join and leave at other steps (slots reused), and a seeded
-// sampled one repeats; cancel ends a sequence; a full batch, an empty prompt, ids outside the
+// sampled one repeats; a prompt that extends a finished sequence's context is fed only past the
+// rows its slot kept, and gets the tokens a cold batch gives it; cancel ends a sequence; a full
+// batch, an empty prompt, ids outside the
 // vocabulary and a prompt too long for a slot are refused. Why the tokens cannot depend on the
 // sequences beside them, with its negative control, is tests/models/test_rows_decoder.cpp's
 // (logits bit for bit). Each step on SwiftShader computes whole 64-row tiles: counts stay small.
@@ -60,13 +62,40 @@ void drain(Batch& b, std::map<uint64_t, GenerationResult>& out) {
   }
 }
 
-std::vector<int32_t> run_alone(const std::string& prompt, const GenerationOptions& o) {
+// In a new batch (its caches cleared).
+GenerationResult run_cold(const std::vector<int32_t>& prompt, const GenerationOptions& o) {
   Demo& d = demo();
   Batch b(*d.program, d.tok, d.limits);
-  const uint64_t id = b.add(d.tok.encode(prompt), o);
+  const uint64_t id = b.add(prompt, o);
   std::map<uint64_t, GenerationResult> out;
   drain(b, out);
-  return out.at(id).tokens;
+  return out.at(id);
+}
+std::vector<int32_t> run_alone(const std::string& prompt, const GenerationOptions& o) {
+  return run_cold(demo().tok.encode(prompt), o).tokens;
+}
+
+// Rows [0, n) of `slot` in every KV cache ([slots, kv heads, max_seq, head_dim]), as stored.
+std::vector<std::vector<uint8_t>> slot_rows(int64_t slot, int64_t n) {
+  Demo& d = demo();
+  std::vector<std::vector<uint8_t>> out;
+  for (const graph::MutableBuffer& b : d.rows.graph.buffers) {
+    const graph::Shape& s = d.rows.graph.type(b.value).shape;
+    if (s.size() != 4) continue;
+    const std::vector<uint8_t> all = d.program->read_state_storage(b.name);
+    const int64_t heads = s[1].value(), max_seq = s[2].value();
+    const size_t row = all.size() / static_cast<size_t>(s[0].value() * heads * max_seq);
+    for (int64_t h = 0; h < heads; ++h) {
+      const auto at = all.begin() + static_cast<ptrdiff_t>(static_cast<size_t>((slot * heads + h) * max_seq) * row);
+      out.emplace_back(at, at + static_cast<ptrdiff_t>(static_cast<size_t>(n) * row));
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> joined(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 // Greedy, kTokens each: computed once.
@@ -134,8 +163,9 @@ TEST(Batch, ChainedStepsGiveTheTokensOfStepsTakenOneAtATime) {
 }
 
 // A sequence that a stop string ends while the step ahead runs drops that step's token; the
-// sequence beside it goes on, and one started in its slot right after gets the tokens it gets
-// alone.
+// sequence beside it goes on, and one started in its slot right after (its prompt extends the
+// ended one's, so it takes that slot and its rows, the step ahead's included) gets the tokens it
+// gets alone.
 TEST(Batch, ASequenceEndingWhileAStepIsAheadFreesItsSlotCleanly) {
   Demo& d = demo();
   const std::vector<int32_t>& ref = alone(0);
@@ -151,10 +181,53 @@ TEST(Batch, ASequenceEndingWhileAStepIsAheadFreesItsSlotCleanly) {
   EXPECT_GT(b.chained_steps(), 0);
   EXPECT_EQ(out.at(x).stop, StopReason::StopString);
   EXPECT_GE(out.at(x).tokens.size(), 2u) << "it ended before a step ran ahead of it";
-  const uint64_t z = b.add(d.tok.encode(kPrompts[3]), greedy(kTokens));
+  const std::vector<int32_t> ended = joined(d.tok.encode(kPrompts[0]), out.at(x).tokens);
+  const std::vector<int32_t> next = joined(ended, d.tok.encode(kPrompts[3]));
+  const uint64_t z = b.add(next, greedy(kTokens));
   drain(b, out);
   EXPECT_EQ(out.at(y).tokens, alone(1));
-  EXPECT_EQ(out.at(z).tokens, alone(3));
+  EXPECT_GE(out.at(z).stats.cached_tokens, static_cast<int64_t>(ended.size()) - 1);
+  EXPECT_EQ(out.at(z).tokens, run_cold(next, greedy(kTokens)).tokens);
+}
+
+// A finished sequence's slot keeps its rows: a prompt that extends its context (the next turn of
+// a conversation) takes that slot, feeds only what follows the kept rows and gets what a cold
+// batch gives it, its cache rows bit for bit (a row's arithmetic does not depend on the step
+// that computed it); an unrelated prompt in between takes another slot, the least recently
+// freed. (Negative control, by hand: a slot that claims one row more than was fed, the last
+// token's, leaves that row as it was, and the rows differ from the cold batch's.)
+TEST(Batch, ANextTurnFeedsOnlyWhatFollowsTheKeptRowsAndGetsTheColdTokens) {
+  Demo& d = demo();
+  Batch b(*d.program, d.tok, d.limits);
+  std::map<uint64_t, GenerationResult> out;
+  const std::vector<int32_t> p0 = d.tok.encode(kPrompts[0]);
+  const uint64_t first = b.add(p0, greedy(kTokens));
+  drain(b, out);
+  EXPECT_EQ(out.at(first).stats.cached_tokens, 0);
+  const uint64_t other = b.add(d.tok.encode(kPrompts[2]), greedy(kTokens));
+  drain(b, out);
+  EXPECT_EQ(out.at(other).stats.cached_tokens, 0) << "an unrelated prompt took the conversation's slot";
+
+  const std::vector<int32_t> p1 = joined(joined(p0, out.at(first).tokens), d.tok.encode(kPrompts[1]));
+  const uint64_t turn = b.add(p1, greedy(kTokens));
+  drain(b, out);
+  const GenerationResult& warm = out.at(turn);
+  // Every row but the last token's (picked, never fed) was kept.
+  EXPECT_EQ(warm.stats.cached_tokens, static_cast<int64_t>(p0.size() + out.at(first).tokens.size()) - 1);
+  EXPECT_EQ(warm.stats.prompt_tokens + warm.stats.cached_tokens, static_cast<int64_t>(p1.size()));
+  const int64_t written = static_cast<int64_t>(p1.size()) + kTokens - 1;
+  const std::vector<std::vector<uint8_t>> warm_rows = slot_rows(0, written);
+  const GenerationResult cold = run_cold(p1, greedy(kTokens));  // slot 0 of a new batch
+  EXPECT_EQ(cold.stats.cached_tokens, 0);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  EXPECT_TRUE(warm_rows == slot_rows(0, written)) << "the caches' rows differ from a cold batch's";
+  EXPECT_EQ(warm.tokens.size(), static_cast<size_t>(kTokens));
+
+  // The same prompt again: all of it kept but its last token, which gives the logits.
+  const uint64_t again = b.add(p1, greedy(kTokens));
+  drain(b, out);
+  EXPECT_EQ(out.at(again).stats.prompt_tokens, 1);
+  EXPECT_EQ(out.at(again).tokens, cold.tokens);
 }
 
 TEST(Batch, SeededSamplingRepeatsBesideOthers) {

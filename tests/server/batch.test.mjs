@@ -1,6 +1,6 @@
 // wgx serve --parallel (continuous batching) on the demo model: greedy requests sent together,
-// which share the server's steps, answer exactly what they answer one at a time; the official
-// client streams through it; a streaming client that leaves stops its sequence; SIGTERM drains.
+// which share the server's steps, answer exactly what they answer one at a time; a chat's next
+// turn is fed only past the conversation its slot kept; the official client streams through it; a streaming client that leaves stops its sequence; SIGTERM drains.
 // (Each batched step on SwiftShader computes whole 64-row tiles: token counts stay small.)
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -83,6 +83,31 @@ describe('wgx serve --parallel 4', { timeout: 20 * MINUTE }, () => {
       assert.equal(together[i].choices[0].finish_reason, 'length');
     }
     assert.notEqual(together[0].choices[0].text, together[1].choices[0].text, 'different prompts, one answer');
+  });
+
+  it("a chat's next turn is fed only past the conversation its slot kept", async () => {
+    const chat = async (messages) => {
+      const res = await fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ messages, max_tokens: 6, temperature: 0 }),
+      });
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      return body;
+    };
+    const turn1 = [{ role: 'user', content: 'Tell me about the sea.' }];
+    const first = await chat(turn1);
+    const turn2 = [...turn1, { role: 'assistant', content: first.choices[0].message.content },
+                   { role: 'user', content: 'And the mountains?' }];
+    const second = await chat(turn2);
+    const cached = second.usage.prompt_tokens_details.cached_tokens;
+    assert.ok(cached >= first.usage.prompt_tokens && cached < second.usage.prompt_tokens,
+              `the second turn's usage: ${JSON.stringify(second.usage)} (the first's: ${JSON.stringify(first.usage)})`);
+    // The same conversation again: the same reply (kept rows are the bits a cold prompt computes).
+    const again = await chat(turn2);
+    assert.equal(again.choices[0].message.content, second.choices[0].message.content);
+    assert.ok(again.usage.prompt_tokens_details.cached_tokens > cached, JSON.stringify(again.usage));
   });
 
   it('streams chat through the official client', async () => {
