@@ -13,6 +13,11 @@
 // holds (token t: bit t % 32 of word t / 32), a logit below 0 times the penalty, others times its
 // inverse; seen' is seen with the picked token added (a decoder keeps it as state: the tokens of
 // its context).
+//
+// sample_rows(logits [R, V] f32, sampling [R, 8] i32, counters [R] i32) -> i32 [R]: sample_token
+// for each row, with that row's words and its counter as the position (a decoder's rows of
+// several sequences: each row's token depends on that row alone). No penalty: words 6 and 7 are
+// unused.
 #include "graph/error.h"
 #include "graph/schemas/families.h"
 #include "graph/schemas/infer_util.h"
@@ -66,11 +71,37 @@ OpSchema sample_token_penalized() {
   return s;
 }
 
+OpSchema sample_rows() {
+  OpSchema s;
+  s.name = "sample_rows";
+  s.inputs = {{.name = "logits", .dtypes = DTypeSet{DType::f32}, .min_rank = 2, .max_rank = 2},
+              {.name = "sampling", .dtypes = DTypeSet{DType::i32}, .min_rank = 2, .max_rank = 2},
+              {.name = "counters", .dtypes = DTypeSet{DType::i32}, .min_rank = 1, .max_rank = 1}};
+  s.infer = [](const InferContext& ctx) {
+    const Shape& logits = ctx.shape(0);
+    if (!logits[1].is_const() || logits[1].value() < 1) {
+      throw GraphError(str("logits must be [rows, vocab] with a constant vocab, not ", shape_text(ctx, logits)));
+    }
+    const Shape& words = ctx.shape(1);
+    if (words[0] != logits[0] || !words[1].is_const(8)) {
+      throw GraphError(str("sampling must be [rows, 8] for logits ", shape_text(ctx, logits), ", not ",
+                           shape_text(ctx, words)));
+    }
+    if (ctx.shape(2)[0] != logits[0]) {
+      throw GraphError(str("counters must be [rows] for logits ", shape_text(ctx, logits), ", not ",
+                           shape_text(ctx, ctx.shape(2))));
+    }
+    return InferResult::success(DType::i32, Shape{logits[0]});
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_sampling(OpRegistry& r) {
   r.add(sample_token());
   r.add(sample_token_penalized());
+  r.add(sample_rows());
 }
 
 }  // namespace wgx::graph::schemas

@@ -5,6 +5,8 @@
 // words choose at run time, so one graph serves both and a generation changes its settings by
 // writing 8 words. sample_token_penalized binds its seen set (registered in_place: input 3 as
 // output 1) and adds the picked token to it; sample_token binds a word of its own there.
+// sample_rows runs the same kernel over R rows (R x chunks workgroups, a count per row), each row
+// with its own words and counter.
 #include <memory>
 
 #include "ops/common.h"
@@ -25,13 +27,17 @@ constexpr uint64_t kChunkWords = 2 + 2 * sampling::kMaxTopK;
 
 int64_t vocab_of(const NodeContext& ctx) { return ctx.input_max_shape(0)[1]; }
 
-std::string guard(const NodeContext& ctx) {
-  if (ctx.input_value(2).kind == graph::ValueKind::Tensor) return "position is a tensor (a SymInt or constant is needed)";
+std::string vocab_guard(const NodeContext& ctx) {
   if (vocab_of(ctx) > sampling::kMaxVocab) {
     return "the vocabulary (" + std::to_string(vocab_of(ctx)) + ") exceeds " + std::to_string(sampling::kMaxVocab) +
            " logits (256 chunks of " + std::to_string(kChunk) + ")";
   }
   return "";
+}
+
+std::string guard(const NodeContext& ctx) {
+  if (ctx.input_value(2).kind == graph::ValueKind::Tensor) return "position is a tensor (a SymInt or constant is needed)";
+  return vocab_guard(ctx);
 }
 
 std::string guard_penalized(const NodeContext& ctx) {
@@ -42,27 +48,33 @@ std::string guard_penalized(const NodeContext& ctx) {
 
 runtime::InPlace seen_in_place() { return {{3, 1}}; }
 
-std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool penalized) {
+enum class Form { One, Penalized, Rows };
+
+std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Form form) {
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *shaders::find_sampling("sample_token"),
       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-       gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage});
+       gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::ReadOnlyStorage});
   const auto chunks = static_cast<uint32_t>((vocab_of(ctx) + kChunk - 1) / kChunk);
+  const bool rows = form == Form::Rows, penalized = form == Form::Penalized;
+  const uint64_t max_rows = rows ? static_cast<uint64_t>(ctx.input_max_shape(0)[0]) : 1;
   auto steps = std::make_unique<Steps>();
   const std::vector<gpu::BufferBinding> buffers{
       ctx.input(0).binding(),
       ctx.input(1).binding(),
       ctx.output(0).binding(),
-      steps->own(ctx, 4 * kChunkWords * chunks, "candidates"),
-      steps->own(ctx, 4, "merge count"),
-      penalized ? ctx.output(1).binding() : steps->own(ctx, 4, "no seen set")};
+      steps->own(ctx, 4 * kChunkWords * chunks * max_rows, "candidates"),
+      steps->own(ctx, 4 * max_rows, "merge counts"),
+      penalized ? ctx.output(1).binding() : steps->own(ctx, 4, "no seen set"),
+      rows ? ctx.input(2).binding() : steps->own(ctx, 4, "no counters")};
   const auto vocab = static_cast<uint32_t>(vocab_of(ctx));
   const auto seen = static_cast<uint32_t>(penalized ? sampling::seen_words(vocab) : 0);
-  steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, 4, [=](const NodeContext& c) {
+  steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, 6, [=](const NodeContext& c) {
     DispatchExec::Launch l;
     // The random stream's index: a position's draws differ from every other's.
-    l.params = {vocab, chunks, static_cast<uint32_t>(c.sym_input(2)), seen};
-    l.workgroups = chunks;
+    const auto n = static_cast<uint32_t>(rows ? c.input_shape(0)[0] : 1);
+    l.params = {vocab, chunks, rows ? 0u : static_cast<uint32_t>(c.sym_input(2)), seen, n, rows ? 1u : 0u};
+    l.workgroups = uint64_t{chunks} * n;
     return l;
   }));
   if (!penalized) return steps;
@@ -72,11 +84,12 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, bool penalized)
 }  // namespace
 
 void register_sampling(runtime::KernelRegistry& registry) {
-  registry.add({"sample_token", {{"one_pass", guard, [](const NodeContext& c) { return build(c, false); }}}});
+  registry.add({"sample_token", {{"one_pass", guard, [](const NodeContext& c) { return build(c, Form::One); }}}});
   registry.add({"sample_token_penalized",
-                {{"one_pass", guard_penalized, [](const NodeContext& c) { return build(c, true); }}},
+                {{"one_pass", guard_penalized, [](const NodeContext& c) { return build(c, Form::Penalized); }}},
                 false,
                 seen_in_place()});
+  registry.add({"sample_rows", {{"one_pass", vocab_guard, [](const NodeContext& c) { return build(c, Form::Rows); }}}});
 }
 
 }  // namespace wgx::ops

@@ -1,5 +1,8 @@
 // sample_token and sample_token_penalized: the next token drawn from one row of logits, in one
-// dispatch (sample_token.cpp says what the ops compute; sample_params.h the words of S).
+// dispatch (sample_token.cpp says what the ops compute; sample_params.h the words of S);
+// sample_rows: a token for each of params.rows rows of logits, each with its own 8 words of S and
+// counter (Counters), in the same dispatch: workgroup w takes chunk w % chunks of row w / chunks,
+// and the last of a row's workgroups merges that row's chunks.
 //
 // With a seen set (params.seen_words > 0: sample_token_penalized), the logits of the tokens it
 // holds are penalized as they are loaded (words 6 and 7), and the token picked joins the set.
@@ -20,21 +23,24 @@
 #include "workgroup.wgsl"
 struct Params {
   vocab: u32,
-  chunks: u32,   // workgroups: ceil(vocab / CHUNK)
-  counter: u32,  // the step's position: the random stream's index
+  chunks: u32,   // workgroups a row: ceil(vocab / CHUNK)
+  counter: u32,  // the step's position: the random stream's index (one row)
   seen_words: u32,  // words of Seen (0: no seen set, no penalty)
+  rows: u32,        // rows of X (1, or sample_rows' count)
+  per_row: u32,     // 1: each row's counter from Counters (sample_rows), 0: params.counter
 }
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> X: array<f32>;
-// The sampling words: top_k (0: greedy), 1 / temperature, top_p, min_p (f32 bits), seed low and
-// high, the repetition penalty and its inverse (f32 bits; 0: off).
+@group(0) @binding(1) var<storage, read> X: array<f32>;  // [rows, vocab]
+// A row's sampling words: top_k (0: greedy), 1 / temperature, top_p, min_p (f32 bits), seed low
+// and high, the repetition penalty and its inverse (f32 bits; 0: off).
 @group(0) @binding(2) var<storage, read> S: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Out: array<u32>;
-// Per chunk, CSTRIDE words: candidate count, threshold key, CAP keys, CAP indices.
+@group(0) @binding(3) var<storage, read_write> Out: array<u32>;  // a token a row
+// Per chunk of each row, CSTRIDE words: candidate count, threshold key, CAP keys, CAP indices.
 @group(0) @binding(4) var<storage, read_write> Cand: array<u32>;
-@group(0) @binding(5) var<storage, read_write> Count: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> Count: array<atomic<u32>>;  // a row's arrivals
 // The seen set: token t is bit t % 32 of word t / 32 (a word of its own where there is none).
 @group(0) @binding(6) var<storage, read_write> Seen: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> Counters: array<u32>;  // per_row: a row's counter
 
 const WG = 256u;
 const CHUNK = 2048u;    // kChunk on the host
@@ -92,6 +98,9 @@ var<workgroup> shared_u: array<atomic<u32>, 5>;
 var<workgroup> kept_total: f32;
 var<workgroup> flag_s: u32;  // a value made uniform (workgroupUniformLoad)
 var<workgroup> last_s: u32;
+var<private> row: u32;    // this workgroup's row of X
+var<private> cbase: u32;  // its row's first chunk in Cand: row * chunks
+var<private> sbase: u32;  // its row's first word of S: row * 8
 
 // The digit (of the 256 counted in hist) that holds the need-th largest key, counting from the
 // top, and how many keys of it are needed: bin_sel / bin_need, bin_sel NONE when hist counts
@@ -166,7 +175,7 @@ fn load_batch(e0: u32, n: u32, nmax: u32, ids: bool) -> Batch {
   for (var i = 0u; i < BATCH; i++) {
     let e = e0 + i * WG;
     let c = min(e / nmax, params.chunks - 1u);
-    let at = c * CSTRIDE + 2u + e % nmax;
+    let at = (cbase + c) * CSTRIDE + 2u + e % nmax;
     let k = Cand[at];
     if (ids) { b.id[i] = Cand[at + CAP]; }
     b.key[i] = select(NONE, k, e < n && e % nmax < chunk_n[c]);
@@ -223,7 +232,7 @@ fn radix_select(lid: u32, mode: u32, keys: ptr<function, array<u32, PER>>, n: u3
 
 // The token picked (NONE: nothing could be), which joins the seen set.
 fn pick(token: u32) {
-  Out[0] = token;
+  Out[row] = token;
   if (token != NONE && token / 32u < params.seen_words) { atomicOr(&Seen[token / 32u], 1u << (token % 32u)); }
 }
 
@@ -249,29 +258,35 @@ fn best_of_all(lid: u32, bk: u32, bi: u32) {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let chunk = wgx_workgroup_index(wid, nwg);
-  if (lid == 0u) { flag_s = min(bitcast<u32>(max(bitcast<i32>(S[0]), 0)), CAP); }
+  let wg = wgx_workgroup_index(wid, nwg);
+  if (wg >= params.rows * params.chunks) { return; }
+  row = wg / params.chunks;
+  let chunk = wg % params.chunks;
+  cbase = row * params.chunks;
+  sbase = row * 8u;
+  if (lid == 0u) { flag_s = min(bitcast<u32>(max(bitcast<i32>(S[sbase]), 0)), CAP); }
   let k = workgroupUniformLoad(&flag_s);
   let greedy = k == 0u;
-  let inv_t = bitcast<f32>(S[1]);
+  let inv_t = bitcast<f32>(S[sbase + 1u]);
   let first = chunk * CHUNK + lid * PER;
+  let xbase = row * params.vocab;
   // PER divides 32: an invocation's tokens are bits of one word of the seen set.
   var seen = 0u;
-  let penalty = bitcast<f32>(S[6]);
-  let inv_penalty = bitcast<f32>(S[7]);
-  if (params.seen_words > 0u && S[6] != 0u && first / 32u < params.seen_words) {
+  let penalty = bitcast<f32>(S[sbase + 6u]);
+  let inv_penalty = bitcast<f32>(S[sbase + 7u]);
+  if (params.seen_words > 0u && S[sbase + 6u] != 0u && first / 32u < params.seen_words) {
     seen = atomicLoad(&Seen[first / 32u]) >> (first % 32u);
   }
   var keys: array<u32, PER>;
   for (var j = 0u; j < PER; j++) {
     keys[j] = 0u;
     if (first + j < params.vocab) {
-      var x = X[first + j];
+      var x = X[xbase + first + j];
       if (((seen >> j) & 1u) != 0u) { x = select(x * inv_penalty, x * penalty, x < 0.0); }
       keys[j] = key_of(select(x * inv_t, x, greedy), !greedy);
     }
   }
-  let base = chunk * CSTRIDE;
+  let base = (cbase + chunk) * CSTRIDE;
   if (greedy) {
     var bk = 0u;
     var bi = NONE;
@@ -321,9 +336,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // brings the count to every workgroup's merges them.
   storageBarrier();
   if (lid == 0u) {
-    let done = atomicAdd(&Count[0], 1u) + 1u;
+    let done = atomicAdd(&Count[row], 1u) + 1u;
     last_s = select(0u, 1u, done == params.chunks);
-    if (done == params.chunks) { atomicStore(&Count[0], 0u); }
+    if (done == params.chunks) { atomicStore(&Count[row], 0u); }
   }
   if (workgroupUniformLoad(&last_s) == 0u) { return; }
 
@@ -332,9 +347,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var bk = 0u;
     var bi = NONE;
     for (var c = lid; c < chunks; c += WG) {
-      let kc = Cand[c * CSTRIDE + 2u];
-      let ic = Cand[c * CSTRIDE + 2u + CAP];
-      if (Cand[c * CSTRIDE] != 0u && better(kc, ic, bk, bi)) {
+      let cb = (cbase + c) * CSTRIDE;
+      let kc = Cand[cb + 2u];
+      let ic = Cand[cb + 2u + CAP];
+      if (Cand[cb] != 0u && better(kc, ic, bk, bi)) {
         bk = kc;
         bi = ic;
       }
@@ -350,8 +366,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   chunk_n[lid] = 0u;
   workgroupBarrier();
   if (lid < chunks) {
-    chunk_n[lid] = Cand[lid * CSTRIDE];
-    atomicMax(&shared_u[0], Cand[lid * CSTRIDE + 1u]);
+    chunk_n[lid] = Cand[(cbase + lid) * CSTRIDE];
+    atomicMax(&shared_u[0], Cand[(cbase + lid) * CSTRIDE + 1u]);
     atomicMax(&shared_u[2], chunk_n[lid]);
   }
   workgroupBarrier();
@@ -359,7 +375,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let nmax = max(atomicLoad(&shared_u[2]), 1u);
   let n = chunks * nmax;
   var unused: array<u32, PER>;
-  let t = radix_select(lid, 1u, &unused, n, nmax, lo, k);
+  // The select counts only keys at or above lo, so where it returns a digit's smallest possible
+  // key, that may lie below lo: the keys between it and lo (which chunks kept) are not among the
+  // k largest.
+  let t = max(radix_select(lid, 1u, &unused, n, nmax, lo, k), lo);
   // Keys above t (fewer than k), and those at t up to FCAP in all, the lowest indices first.
   var gt = 0u;
   var eq = 0u;
@@ -402,8 +421,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var w = 0.0;
   if (lid < kept) { w = exp(value_of(sorted_k[lid]) - value_of(sorted_k[0])); }
   let cum = scan(lid, w);  // weight before this one, total
-  let top_p = bitcast<f32>(S[2]);
-  let min_p = bitcast<f32>(S[3]);
+  let top_p = bitcast<f32>(S[sbase + 2u]);
+  let min_p = bitcast<f32>(S[sbase + 3u]);
   // top-p keeps a token while the tokens before it hold less than top_p of the weight; min-p
   // while its weight is at least min_p of the largest (1). Both keep a prefix.
   let keep = lid < kept && (lid == 0u || cum.x < top_p * cum.y) && w >= min_p;
@@ -412,7 +431,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m = atomicLoad(&shared_u[4]);
   if (lid + 1u == m) { kept_total = cum.x + w; }
   workgroupBarrier();
-  let goal = uniform01(S[4], S[5], params.counter) * kept_total;
+  let counter = select(params.counter, Counters[row], params.per_row != 0u);
+  let goal = uniform01(S[sbase + 4u], S[sbase + 5u], counter) * kept_total;
   if (lid < m && cum.x + w > goal) { atomicMin(&shared_u[3], lid); }
   workgroupBarrier();
   if (lid == 0u) {

@@ -4,7 +4,8 @@
 // fewer finite logits than k, nothing to pick, the draws' frequencies over many positions, and
 // what the route refuses. sample_token_penalized: picks from the logits penalized over its seen
 // set, the picked token added to the set, and a run of greedy picks that each skip the tokens
-// picked before; sample_token leaves the penalty words alone.
+// picked before; sample_token leaves the penalty words alone. sample_rows: each row's token is
+// the reference's for that row's logits, words and counter, whatever rows run beside it.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -148,6 +149,31 @@ TEST(SampleToken, DrawsMatchTheReference) {
     }
   }
   EXPECT_GE(checked, 9 * (checked + skipped) / 10) << skipped << " draws near a boundary";
+}
+
+// Draws over many positions stay within the k largest logits, where the chunks' thresholds
+// differ: the merge's select counts only keys at or above the largest threshold, and the digit
+// bound it returns may lie below it (a kernel that kept what lay between drew a chunk's own
+// largest with k = 1: the third-largest logit here).
+TEST(SampleToken, DrawsStayWithinTheKLargest) {
+  const int64_t vocab = 9001;
+  Sampler s(vocab);
+  for (const uint32_t seed : {46u, 47u, 48u}) {
+    const std::vector<float> logits = lm_logits(static_cast<size_t>(vocab), seed);
+    std::vector<int32_t> order(static_cast<size_t>(vocab));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)];
+    });
+    for (const int32_t k : {1, 2, 3, 40}) {
+      s.set(logits, words(k, 1.5f, 1.f, 0.f, seed));
+      for (uint32_t pos = 0; pos < 24; ++pos) {
+        const int32_t got = s.draw(pos);
+        const auto rank = std::find(order.begin(), order.end(), got) - order.begin();
+        EXPECT_LT(rank, k) << "seed " << seed << " k " << k << " pos " << pos << ": token " << got;
+      }
+    }
+  }
 }
 
 // Many logits equal to the k-th largest: a chunk keeps its ties up to kMaxTopK and the draw up
@@ -346,6 +372,65 @@ TEST(SampleTokenPenalized, SampleTokenLeavesThePenaltyWordsAlone) {
   const std::vector<float> logits = lm_logits(static_cast<size_t>(vocab), 8);
   plain.set(logits, ops::sampling::greedy_words(1000.f));
   EXPECT_EQ(plain.draw(2), reference_draw(logits, ops::sampling::greedy_words(), 2).token);
+}
+
+// Rows of different logits, words (greedy and sampled) and counters in one sample_rows node,
+// over steps of 7, then 3 and 5 rows in another order: every row's token is the reference's for
+// its own row (unless its draw lies within rounding of a boundary). Negative control: the
+// reference with each sampled row's counter taken from the next row disagrees with some tokens.
+TEST(SampleRows, EachRowDrawsFromItsOwnLogitsWordsAndCounter) {
+  const int64_t vocab = 9001, max_rows = 8;
+  GraphBuilder b;
+  const graph::Dim r = b.sym("R", 1, max_rows);
+  b.output("tokens", b.op1("sample_rows", {b.input("logits", DType::f32, {r, vocab}), b.input("sampling", DType::i32, {r, 8}),
+                                          b.input("counters", DType::i32, {r})}));
+  Program prog(shared_context(), b.build(), b.weights());
+  EXPECT_EQ(prog.routes().at(0).route, "one_pass");
+
+  struct Row {
+    std::vector<float> logits;
+    Words w;
+    int32_t counter;
+  };
+  std::vector<Row> all;
+  const std::vector<Words> settings{ops::sampling::greedy_words(), words(40, 0.8f, 0.95f, 0.05f, 11),
+                                    words(5, 1.3f, 1.f, 0.f, 12),   words(128, 1.f, 0.9f, 0.f, 13),
+                                    ops::sampling::greedy_words(), words(64, 0.25f, 0.99f, 0.01f, 14),
+                                    words(1, 1.f, 1.f, 0.f, 15)};
+  for (size_t i = 0; i < settings.size(); ++i) {
+    all.push_back({lm_logits(static_cast<size_t>(vocab), 40 + static_cast<uint32_t>(i)), settings[i],
+                   static_cast<int32_t>(3 + 17 * i)});
+  }
+  int checked = 0, off = 0;
+  for (const std::vector<size_t>& step : std::vector<std::vector<size_t>>{{0, 1, 2, 3, 4, 5, 6}, {5, 1, 0}, {3, 6, 2, 4, 1}}) {
+    std::vector<float> logits;
+    std::vector<int32_t> w, counters;
+    for (size_t i : step) {
+      logits.insert(logits.end(), all[i].logits.begin(), all[i].logits.end());
+      w.insert(w.end(), all[i].w.begin(), all[i].w.end());
+      counters.push_back(all[i].counter);
+    }
+    const auto n = static_cast<int64_t>(step.size());
+    prog.set_input<float>("logits", logits, {n, vocab});
+    prog.set_input<int32_t>("sampling", w, {n, 8});
+    prog.set_input<int32_t>("counters", counters, {n});
+    prog.execute();
+    EXPECT_EQ(prog.dispatches_per_execute(), 1u);
+    const std::vector<float> got = prog.read_f32("tokens");
+    ASSERT_EQ(got.size(), step.size());
+    for (size_t j = 0; j < step.size(); ++j) {
+      const Row& row = all[step[j]];
+      const auto want = reference_draw(row.logits, row.w, static_cast<uint32_t>(row.counter));
+      if (want.margin < 1e-4) continue;
+      ++checked;
+      EXPECT_EQ(static_cast<int32_t>(got[j]), want.token) << "row " << step[j] << " at " << j;
+      if (row.w[0] != 0 && reference_draw(row.logits, row.w, static_cast<uint32_t>(row.counter + 17)).token != want.token) {
+        ++off;
+      }
+    }
+  }
+  EXPECT_GE(checked, 13);
+  EXPECT_GE(off, 2) << "another counter gives the same draws: the test cannot tell counters apart";
 }
 
 }  // namespace
