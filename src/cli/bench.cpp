@@ -79,13 +79,13 @@ logits, the token picked on the host: as host sampling runs), for comparison. Mo
   --parallel W1,W2,...    continuous batching instead (wgx::Batch, as wgx serve --parallel runs
                           it): for each width W, W sequences with prompts of -p tokens start
                           together, their prompts fed first, then decode -n tokens each
-                          (greedy, eos ignored), as llama-batched-bench runs them. Reports
+                          (greedy unless --sample, eos ignored), as llama-batched-bench runs them. Reports
                           each width's prefill rate, aggregate decode rate (the decode phase's
                           tokens over its time), per-stream rate and inter-token latency
                           p50/p99 (the wall time of a step that gives every sequence a token);
                           with --profile, one decode step's GPU time and its ops. The model is
                           loaded for the widest W; --ctx defaults to -p + -n + 1 here. --pos,
-                          --sync, --sample, --in-flight and --steps-per-submit do not apply
+                          --sync, --in-flight and --steps-per-submit do not apply
 
 )";
 
@@ -245,9 +245,9 @@ BenchArgs parse(const std::vector<std::string>& argv) {
     throw std::invalid_argument("bench: name the model with --model PATH or --synthetic NAME");
   }
   if (!a.parallel.empty()) {
-    if (a.pos || a.sync || a.sample || a.steps_given) {
-      throw std::invalid_argument("bench: --parallel decodes greedily from the prompt's end, in batched steps; "
-                                  "--pos, --sync, --sample, --in-flight and --steps-per-submit do not apply");
+    if (a.pos || a.sync || a.steps_given) {
+      throw std::invalid_argument("bench: --parallel decodes from the prompt's end, in batched steps; "
+                                  "--pos, --sync, --in-flight and --steps-per-submit do not apply");
     }
     if (a.new_tokens < 4) throw std::invalid_argument("bench: --parallel decodes at least 4 tokens (-n)");
     if (!a.model.load.context) a.model.load.context = a.prompt_tokens + a.new_tokens + 1;
@@ -313,6 +313,12 @@ int run_bench(const GlobalOptions& global, const std::vector<std::string>& argv)
     p.warmup_ms = a.warmup_ms;
     p.profile = a.profile;
     p.json = a.json;
+    if (a.sample) {
+      p.sampling = a.settings;
+      p.sampling_text = sampling_text("sampled", a.settings);
+    } else {
+      p.sampling_text = "greedy";
+    }
     p.name = model_name(a);
     // Each sequence's prompt its own: the filler text (or random ids) from a different place.
     const std::vector<int32_t> text = make_tokens(m, a, a.prompt_tokens + 4096, 0);

@@ -47,14 +47,14 @@ struct WidthResult {
   std::optional<StepProfile> profile;
 };
 
-// W sequences started together in `batch` (greedy, eos ignored, `tokens` tokens each); got[i]
-// counts sequence i's tokens.
+// W sequences started together in `batch` (eos ignored, `tokens` tokens each, greedy unless
+// --sample); got[i] counts sequence i's tokens.
 void start(Batch& batch, const std::vector<std::vector<int32_t>>& prompts, int64_t width, int64_t tokens,
-           std::vector<int64_t>& got) {
+           const Sampling& sampling, std::vector<int64_t>& got) {
   GenerateOptions o;
   o.max_tokens = tokens;
   o.ignore_eos = true;
-  o.sampling = Sampling::greedy();
+  o.sampling = sampling;
   got.assign(static_cast<size_t>(width), 0);
   for (int64_t i = 0; i < width; ++i) {
     batch.add(prompts[static_cast<size_t>(i)], o, [&got, i](std::string_view, int32_t) {
@@ -80,13 +80,14 @@ int64_t total(const std::vector<int64_t>& got) { return std::accumulate(got.begi
 // (prompt rows first in each step), so that the sequences decode together: the decode phase
 // counts the tokens its steps give, and a step that gives every sequence a token is an
 // inter-token gap.
-WidthResult run_width(Model& m, const std::vector<std::vector<int32_t>>& prompts, int64_t width, int64_t tokens) {
+WidthResult run_width(Model& m, const std::vector<std::vector<int32_t>>& prompts, int64_t width, int64_t tokens,
+                      const Sampling& sampling) {
   WidthResult r;
   r.width = width;
   Batch batch(m);
   Internals::batch(batch).set_prompts_first(true);
   std::vector<int64_t> got;
-  start(batch, prompts, width, tokens, got);
+  start(batch, prompts, width, tokens, sampling, got);
   const Clock::time_point t0 = Clock::now();
   r.prefill_steps = prefill(batch, got);
   r.prefill_s = seconds_since(t0);
@@ -108,12 +109,12 @@ WidthResult run_width(Model& m, const std::vector<std::vector<int32_t>>& prompts
 // dispatch for the table, then per pass (the step as it runs unprofiled) for its GPU time, the
 // median of several (`tokens`: what a sequence may generate, at least 4).
 StepProfile profile_width(Model& m, runtime::Program& p, const std::vector<std::vector<int32_t>>& prompts,
-                          int64_t width, int64_t tokens) {
+                          int64_t width, int64_t tokens, const Sampling& sampling) {
   const int64_t runs = std::clamp<int64_t>(tokens - 3, 1, 16);
   Batch batch(m);
   Internals::batch(batch).set_prompts_first(true);
   std::vector<int64_t> got;
-  start(batch, prompts, width, runs + 3, got);
+  start(batch, prompts, width, runs + 3, sampling, got);
   prefill(batch, got);
   batch.step();  // a decode step, untimed
   p.set_timing(gpu::Timing::Dispatches);
@@ -138,16 +139,16 @@ int bench_parallel(Model& m, const ParallelBenchArgs& a) {
   for (int64_t i = 0; i < widest; ++i) prompts.push_back(a.prompt_of(i));
 
   // Warm-up: first-use costs at every width, then the widest for --warmup ms (clocks).
-  for (int64_t w : a.widths) run_width(m, prompts, w, 2);
+  for (int64_t w : a.widths) run_width(m, prompts, w, 2, a.sampling);
   int warmups = 0;
   for (const auto w0 = Clock::now(); Clock::now() - w0 < std::chrono::milliseconds(a.warmup_ms); ++warmups) {
-    run_width(m, prompts, widest, a.new_tokens);
+    run_width(m, prompts, widest, a.new_tokens, a.sampling);
   }
   std::vector<WidthResult> results;
-  for (int64_t w : a.widths) results.push_back(run_width(m, prompts, w, a.new_tokens));
+  for (int64_t w : a.widths) results.push_back(run_width(m, prompts, w, a.new_tokens, a.sampling));
   const bool timestamps = impl.engine->gpu->features().timestamp_query;
   if (a.profile && timestamps) {
-    for (WidthResult& r : results) r.profile = profile_width(m, *impl.rows_program, prompts, r.width, a.new_tokens);
+    for (WidthResult& r : results) r.profile = profile_width(m, *impl.rows_program, prompts, r.width, a.new_tokens, a.sampling);
   }
 
   const ModelInfo info = m.info();
@@ -167,6 +168,7 @@ int bench_parallel(Model& m, const ParallelBenchArgs& a) {
                           {"decode_tokens", a.new_tokens},
                           {"warmup_ms", a.warmup_ms},
                           {"warmup_runs", warmups},
+                          {"sampling", a.sampling_text},
                           {"widths", nlohmann::json::array()}};
     for (const WidthResult& r : results) {
       nlohmann::json w = {{"width", r.width},
@@ -188,9 +190,9 @@ int bench_parallel(Model& m, const ParallelBenchArgs& a) {
   }
   std::printf("model        %s (%s), %lld sequences at most, context %lld each\n", a.name.c_str(),
               info.description.c_str(), static_cast<long long>(slots), static_cast<long long>(info.context));
-  std::printf("each         a prompt of %lld tokens, then %lld tokens decoded (greedy, eos ignored); "
+  std::printf("each         a prompt of %lld tokens, then %lld tokens decoded (%s, eos ignored); "
               "warm-up: %d untimed run%s at %lld sequences (--warmup %lld ms)\n",
-              static_cast<long long>(a.prompt_tokens), static_cast<long long>(a.new_tokens), warmups,
+              static_cast<long long>(a.prompt_tokens), static_cast<long long>(a.new_tokens), a.sampling_text.c_str(), warmups,
               warmups == 1 ? "" : "s", static_cast<long long>(widest), static_cast<long long>(a.warmup_ms));
   std::printf("%8s %14s %14s %12s %12s %12s %12s\n", "streams", "prefill tok/s", "decode tok/s", "per stream",
               "ITL p50 ms", "ITL p99 ms", "GPU/step ms");

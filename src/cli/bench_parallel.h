@@ -18,6 +18,8 @@ struct ParallelBenchArgs {
   int64_t warmup_ms = 0;
   bool profile = false;
   bool json = false;
+  Sampling sampling = Sampling::greedy();                  // every sequence's (--sample)
+  std::string sampling_text;                               // it, as printed
   std::string name;                                          // the model, as printed
   std::function<std::vector<int32_t>(int64_t)> prompt_of;  // sequence i's prompt
 };

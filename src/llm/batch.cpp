@@ -26,6 +26,15 @@ const graph::NamedValue* find(const std::vector<graph::NamedValue>& list, const 
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// Whether the rows graph picks the sequence's tokens (sample_rows: greedy, or drawn from a top_k
+// of 1 to 128, with no repetition penalty), else the host does from its logits.
+bool device_pick(const GenerationOptions& o) {
+  ModelLimits rows;
+  rows.next_token = true;
+  rows.device_sampling = true;
+  return device_can_pick(o.sampling, rows) && (o.sampling.greedy() || o.sample_on_device);
+}
+
 }  // namespace
 
 BatchLimits batch_limits(const graph::Graph& graph) {
@@ -37,6 +46,8 @@ BatchLimits batch_limits(const graph::Graph& graph) {
   if (!tokens) missing("input \"tokens\"");
   if (!find(graph.inputs, "rows")) missing("input \"rows\"");
   if (!find(graph.inputs, "logit_rows")) missing("input \"logit_rows\"");
+  if (!find(graph.inputs, "sampling")) missing("input \"sampling\"");
+  if (!find(graph.inputs, "counters")) missing("input \"counters\"");
   if (!logits) missing("output \"logits\"");
   if (!find(graph.outputs, "next_tokens")) missing("output \"next_tokens\"");
   BatchLimits l;
@@ -104,8 +115,9 @@ uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& option
   s->options = options;
   s->on_token = std::move(on_token);
   s->context = std::move(prompt);
-  s->device_pick = options.sampling.greedy() && options.sampling.repetition_penalty == 1.0f;
+  s->device_pick = device_pick(options);
   if (!s->device_pick) s->sampler.emplace(options.sampling);
+  s->result.stats.drawn_on_device = s->device_pick && !options.sampling.greedy();
   s->emitter = std::make_unique<Emitter>(tokenizer_, s->options, s->on_token, s->result);
   s->start = Clock::now();
   s->result.stats.prompt_tokens = static_cast<int64_t>(s->context.size()) - reuse;
@@ -222,8 +234,7 @@ Batch::Plan Batch::plan() {
     }
     part.seq->fed += part.count;
     if (part.from + part.count == static_cast<int64_t>(part.seq->context.size())) {
-      p.picks.push_back(static_cast<int32_t>(p.tokens.size() - 1));
-      p.picked.push_back(part.seq->id);
+      add_pick(p, *part.seq, static_cast<int32_t>(p.tokens.size() - 1), part.from + part.count - 1);
     }
   }
   pad(p, true);
@@ -237,8 +248,7 @@ Batch::Plan Batch::chained(const Step& last) {
     Sequence& s = *find_sequence(id);
     p.rows.push_back(s.slot);
     p.rows.push_back(static_cast<int32_t>(s.fed));
-    p.picks.push_back(static_cast<int32_t>(p.picked.size()));
-    p.picked.push_back(id);
+    add_pick(p, s, static_cast<int32_t>(p.picked.size()), s.fed);
     ++s.fed;  // the token `last` picks, which the device feeds
   }
   pad(p, false);
@@ -255,8 +265,27 @@ void Batch::pad(Plan& p, bool with_tokens) const {
   // Logits for the picked rows, the first repeated up to min_rows (a step of prompt chunks only
   // picks none: its logits go unused).
   const int64_t min_picks = std::min(kMinRows, limits_.picks);
-  if (p.picks.empty()) p.picks.push_back(0);
-  while (static_cast<int64_t>(p.picks.size()) < min_picks) p.picks.push_back(p.picks.front());
+  if (p.picks.empty()) {
+    p.picks.push_back(0);
+    p.words.resize(8, 0);
+    p.counters.push_back(0);
+  }
+  const std::vector<int32_t> first(p.words.begin(), p.words.begin() + 8);
+  while (static_cast<int64_t>(p.picks.size()) < min_picks) {
+    p.picks.push_back(p.picks.front());
+    p.words.insert(p.words.end(), first.begin(), first.end());
+    p.counters.push_back(p.counters.front());
+  }
+}
+
+void Batch::add_pick(Plan& p, const Sequence& s, int32_t row, int64_t position) {
+  p.picks.push_back(row);
+  p.picked.push_back(s.id);
+  // The host picks from the logits where the device does not: a greedy pick is cheapest.
+  const ops::sampling::Words w = s.device_pick ? device_words(s.options.sampling) : ops::sampling::greedy_words();
+  p.words.insert(p.words.end(), w.begin(), w.end());
+  // The draw's counter: the position of the row whose logits it draws from (as the generator's).
+  p.counters.push_back(static_cast<int32_t>(position));
 }
 
 bool Batch::chainable(const Step& s) const {
@@ -279,7 +308,10 @@ Batch::Step Batch::submit(Plan p, bool chained) {
   const auto n = static_cast<int64_t>(p.rows.size() / 2);
   if (!chained) program_.set_input<int32_t>("tokens", p.tokens, {1, n});
   program_.set_input<int32_t>("rows", p.rows, {n, 2});
-  program_.set_input<int32_t>("logit_rows", p.picks, {static_cast<int64_t>(p.picks.size())});
+  const auto picks = static_cast<int64_t>(p.picks.size());
+  program_.set_input<int32_t>("logit_rows", p.picks, {picks});
+  program_.set_input<int32_t>("sampling", p.words, {picks, 8});
+  program_.set_input<int32_t>("counters", p.counters, {picks});
   bool any_host = false;
   for (uint64_t id : p.picked) any_host = any_host || !find_sequence(id)->device_pick;
   // Where the next step could take this one's tokens as they are, the device copies them into

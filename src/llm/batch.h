@@ -13,10 +13,12 @@
 //     for (llm::Batch::Finished& f : batch.step()) use(f.id, f.result);
 //   }
 //
-// A sequence's tokens are picked on the device (argmax) where it is greedy without a repetition
-// penalty, otherwise on the host from its logits row (llm::Sampler, its own seeded stream). Text,
-// callbacks, stop strings and stop reasons are the generator's (llm::Emitter). Where every
-// running sequence decodes with device picks and nothing joins or leaves, step() submits the next
+// A sequence's tokens are picked on the device (sample_rows, each row with its own settings:
+// greedy, or drawn from a top_k of 1 to 128 with the seed and the row's position, as the
+// generator draws) where it has no repetition penalty, otherwise on the host from its logits row
+// (llm::Sampler, its own seeded stream). Text, callbacks, stop strings and stop reasons are the
+// generator's (llm::Emitter). Where every running sequence decodes with device picks and
+// nothing joins or leaves, step() submits the next
 // step, its tokens fed on the device from this one's (runtime::Program::feed_from), before it
 // waits for this one's: the host's work between steps then overlaps the GPU's. A sequence that
 // ends meanwhile (eos, a stop string, cancel) drops the token the step ahead computed for it.
@@ -97,7 +99,7 @@ class Batch {
     TokenCallback on_token;
     std::vector<int32_t> context;  // prompt and tokens so far
     int64_t fed = 0;               // of them in the slot's cache
-    bool device_pick = false;      // greedy without a penalty: next_tokens
+    bool device_pick = false;      // picked on the device (next_tokens), else from its logits
     std::optional<Sampler> sampler;
     GenerationResult result;
     std::unique_ptr<Emitter> emitter;
@@ -109,6 +111,7 @@ class Batch {
   // A step's rows (tokens, (slot, position) pairs, logit rows) and the sequences it picks for.
   struct Plan {
     std::vector<int32_t> tokens, rows, picks;
+    std::vector<int32_t> words, counters;  // each pick's sampling words (8) and counter
     std::vector<uint64_t> picked;
     int64_t decode_rows = 0, prompt_rows = 0;
   };
@@ -125,6 +128,7 @@ class Batch {
   Plan plan();                         // the next step from the sequences' state
   Plan chained(const Step& last);      // the step after `last`, its tokens from `last`'s
   void pad(Plan& p, bool with_tokens) const;  // dummy rows (and tokens) and picks up to kMinRows
+  static void add_pick(Plan& p, const Sequence& s, int32_t row, int64_t position);
   bool chainable(const Step& s) const;
   Step submit(Plan p, bool chained);
   void take(Step& s, std::vector<Finished>& done);  // its tokens to the sequences

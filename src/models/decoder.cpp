@@ -125,8 +125,10 @@ class Decoder {
   }
 
   // The rows graph: a step's rows are tokens of up to `slots` sequences, each row at its own
-  // (slot, position) (input "rows"); the caches hold a slot per sequence; logits and the greedy
-  // next token come for the rows that "logit_rows" names (each sequence's last row this step).
+  // (slot, position) (input "rows"); the caches hold a slot per sequence; logits and the next
+  // token come for the rows that "logit_rows" names (each sequence's last row this step), each
+  // picked on the device as its 8 words of "sampling" say (greedy, or drawn with the counter
+  // "counters" gives it: sample_rows).
   BuiltModel build_rows() {
     Progress progress(o_.progress, "converting");
     seq_ = b_.sym("rows", 1, max_prefill_);
@@ -136,6 +138,8 @@ class Decoder {
     const ValueId tokens = b_.input("tokens", DType::i32, {1, seq_});
     rows_ = b_.input("rows", DType::i32, {seq_, 2});
     const ValueId logit_rows = b_.input("logit_rows", DType::i32, {picks});
+    const ValueId sampling = b_.input("sampling", DType::i32, {picks, 8});
+    const ValueId counters = b_.input("counters", DType::i32, {picks});
 
     const ValueId table = embedding_table();
     const auto [pending, residual] = layers(progress, table, tokens);
@@ -153,7 +157,9 @@ class Decoder {
                            {{"eps", c_.rms_norm_eps}}, "lm_head")[0];
     if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
     b_.output("logits", logits);
-    b_.output("next_tokens", b_.op1("argmax", {logits}, {{"dim", -1}}, "next_tokens"));
+    const ValueId flat = b_.op1("reshape", {logits}, {{"shape", Shape{picks, c_.vocab_size}}});
+    const ValueId next = b_.op1("sample_rows", {flat, sampling, counters}, {}, "next_tokens");
+    b_.output("next_tokens", b_.op1("reshape", {next}, {{"shape", Shape{1, picks}}}));
     return finish(progress);
   }
 

@@ -61,10 +61,11 @@ BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint
 // A step feeds R rows, each a token of some sequence at (slot, position) = input "rows" [R, 2];
 // the KV caches hold `slots` sequences ([slots, kv_heads, max_seq, head_dim]); per layer the
 // products are the one-sequence graph's over all rows, the attention rope_update_cache_rows then
-// sdpa_rows then linear(Wo). Outputs: "logits" [1, K, vocab] and "next_tokens" [1, K] (argmax) for
-// the K rows that input "logit_rows" names (each sequence's last row of the step; K up to
-// max(slots, 64) or the step size), for scoring text too (llm::log_probs). Context, step
-// size, weight and cache formats are the model's.
+// sdpa_rows then linear(Wo). Outputs: "logits" [1, K, vocab] and "next_tokens" [1, K] for the K
+// rows that input "logit_rows" names (each sequence's last row of the step; K up to max(slots,
+// 64) or the step size), for scoring text too (llm::log_probs); each next token picked as that
+// row's words of input "sampling" [K, 8] say, its draw's counter from input "counters" [K]
+// (sample_rows). Context, step size, weight and cache formats are the model's.
 BuiltModel build_rows_decoder(const BuiltModel& model, int64_t slots);
 
 }  // namespace wgx::models

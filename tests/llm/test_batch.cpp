@@ -138,8 +138,8 @@ TEST(Batch, AGreedySequenceGetsTheSameTokensAloneAndBesideOthers) {
 }
 
 // Alone, a greedy sequence's steps are chained (each submitted before the last one's tokens are
-// taken, its tokens fed on the device); beside a sampled sequence (its token picked on the host)
-// none is. The tokens are the same either way.
+// taken, its tokens fed on the device); beside a sequence sampled from the whole vocabulary (top_k
+// off: its token picked on the host) none is. The tokens are the same either way.
 TEST(Batch, ChainedStepsGiveTheTokensOfStepsTakenOneAtATime) {
   Demo& d = demo();
   Batch chained(*d.program, d.tok, d.limits);
@@ -238,6 +238,34 @@ TEST(Batch, SeededSamplingRepeatsBesideOthers) {
   const std::vector<std::vector<int32_t>> a = together(o);
   EXPECT_EQ(a[0], run_alone(kPrompts[0], o));
   EXPECT_NE(a[0], alone(0)) << "drawn tokens equal the greedy ones: the sampling setting did nothing";
+}
+
+// Sampled with a top_k the device draws from (sample_rows): each row's draw hangs on its own
+// logits, settings and position only, so the tokens repeat beside others (every prompt in
+// `together` draws, from steps of other compositions), differ from the greedy ones and from
+// another seed's, and a sequence alone has its steps chained.
+TEST(Batch, DrawsOnTheDeviceRepeatBesideOthers) {
+  GenerationOptions o;
+  o.max_new_tokens = kTokens;
+  o.sampling.temperature = 0.9f;
+  o.sampling.top_k = 40;
+  o.sampling.top_p = 0.95f;
+  o.sampling.seed = 7;
+  const std::vector<std::vector<int32_t>> a = together(o);
+  Demo& d = demo();
+  for (size_t i = 0; i < kPrompts.size(); i += 2) {
+    Batch b(*d.program, d.tok, d.limits);
+    const uint64_t id = b.add(d.tok.encode(kPrompts[i]), o);
+    std::map<uint64_t, GenerationResult> out;
+    drain(b, out);
+    EXPECT_TRUE(out.at(id).stats.drawn_on_device);
+    EXPECT_GE(b.chained_steps(), kTokens - 3);
+    EXPECT_EQ(a[i], out.at(id).tokens) << kPrompts[i];
+  }
+  EXPECT_NE(a[0], alone(0)) << "drawn tokens equal the greedy ones: the sampling words did nothing";
+  GenerationOptions other = o;
+  other.sampling.seed = 8;
+  EXPECT_NE(a[0], run_alone(kPrompts[0], other)) << "another seed drew the same tokens";
 }
 
 TEST(Batch, CancelEndsASequenceAndFreesItsSlot) {

@@ -23,6 +23,12 @@ namespace {
 
 using runtime::testing::shared_context;
 
+// Every pick greedy (all sampling words 0; the counters then go unused).
+void set_greedy(runtime::Program& prog, int64_t picks) {
+  prog.set_input<int32_t>("sampling", std::vector<int32_t>(static_cast<size_t>(8 * picks), 0), {picks, 8});
+  prog.set_input<int32_t>("counters", std::vector<int32_t>(static_cast<size_t>(picks), 0), {picks});
+}
+
 constexpr double kF32Tol = 1e-3;
 constexpr double kQ4X8Tol = 0.25;  // test_decoder.cpp: q4 weights, x rounded to int8
 
@@ -68,6 +74,7 @@ Outcome run(runtime::Program& prog, const ModelConfig& config, const WeightMap& 
     prog.set_input<int32_t>("tokens", tokens, {1, n});
     prog.set_input<int32_t>("rows", rows, {n, 2});
     prog.set_input<int32_t>("logit_rows", picks, {static_cast<int64_t>(picks.size())});
+    set_greedy(prog, static_cast<int64_t>(picks.size()));
     prog.execute();
     const std::vector<float> logits = prog.read_f32("logits");
     const std::vector<float> next = prog.read_f32("next_tokens");
@@ -186,6 +193,7 @@ std::vector<float> step(runtime::Program& prog, const std::vector<std::array<int
   prog.set_input<int32_t>("tokens", tokens, {1, n});
   prog.set_input<int32_t>("rows", where, {n, 2});
   prog.set_input<int32_t>("logit_rows", picks, {static_cast<int64_t>(picks.size())});
+  set_greedy(prog, static_cast<int64_t>(picks.size()));
   prog.execute();
   return prog.read_f32("logits");
 }
