@@ -429,6 +429,8 @@ case "$case_name" in
     run 0 "$wgx" bench --synthetic demo-tiny --parallel 1,3 -p 2 -n 4 --warmup 0 --json
     python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["widths"]; sys.exit(not (w[1]["width"] == 3 and w[1]["prefill_steps"] == 1 and w[1]["decode_steps"] == 3 and w[1]["decode_tokens"] == 9))' \
       "$tmp/out" || fail "three sequences did not decode 3 tokens each in 3 steps after one prefill step"
+    run 0 "$wgx" bench --synthetic demo-tiny --parallel 2 -p 2 -n 4 --warmup 0 --sample
+    expect_out "decoded (sampled: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1, eos ignored)"
     run 2 "$wgx" bench --synthetic demo-tiny --parallel 2 --sync
     expect_err "do not apply" ;;
   transcribe_tiny)

@@ -3,7 +3,7 @@
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
 // rope_sdpa_linear, continuous batching's rope_update_cache_rows, sdpa_rows and sdpa_rows_linear, and the
 // non-causal attention) and
-// decoding's sample_token and sample_token_penalized, good and bad, at
+// decoding's sample_token, sample_token_penalized and sample_rows, good and bad, at
 // Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
@@ -244,6 +244,15 @@ const std::vector<SchemaCase>& transformer_cases() {
        "!dtype f32"},
       {"sample_token_penalized_words", "sample_token_penalized", {f32({1, 32}), i32({6}), pos, i32({1})}, {},
        "!sampling must hold 8 words"},
+      // Continuous batching's picks, a token per row.
+      {"sample_rows", "sample_rows", {f32({S, 151936}), i32({S, 8}), i32({S})}, {}, "i32[seq_len]"},
+      {"sample_rows_one", "sample_rows", {f32({1, 37}), i32({1, 8}), i32({1})}, {}, "i32[1]"},
+      {"sample_rows_sym_vocab", "sample_rows", {f32({S, S}), i32({S, 8}), i32({S})}, {}, "!constant vocab"},
+      {"sample_rows_words", "sample_rows", {f32({S, 37}), i32({S, 7}), i32({S})}, {}, "!sampling must be [rows, 8]"},
+      {"sample_rows_word_rows", "sample_rows", {f32({S, 37}), i32({1, 8}), i32({S})}, {}, "!sampling must be [rows, 8]"},
+      {"sample_rows_counters", "sample_rows", {f32({3, 37}), i32({3, 8}), i32({2})}, {}, "!counters must be [rows]"},
+      {"sample_rows_f16", "sample_rows", {f16({3, 37}), i32({3, 8}), i32({3})}, {}, "!dtype f16"},
+      {"sample_rows_rank", "sample_rows", {f32({1, 3, 37}), i32({3, 8}), i32({3})}, {}, "!rank"},
   };
   return cases;
 }
