@@ -90,7 +90,7 @@ uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& option
                            " new tokens were asked for");
   }
   // The free slot whose rows hold the longest prefix of the prompt (leaving a token to feed: its
-  // row gives the logits), among those where the prefix is at least half of what the slot keeps
+  // row gives the logits), among those where the prefix is more than half of what the slot keeps
   // (a prompt that shares a chat template's first tokens with a long conversation does not take
   // its slot); else the least recently freed, with whatever prefix it holds.
   size_t best = 0;

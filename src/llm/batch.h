@@ -24,12 +24,11 @@
 // ends meanwhile (eos, a stop string, cancel) drops the token the step ahead computed for it.
 //
 // A slot's caches keep the rows of the sequence that ran in it last. add() takes the free slot
-// whose kept tokens share the longest prefix with the prompt, where that prefix is at least half
+// whose kept tokens share the longest prefix with the prompt, where that prefix is more than half
 // of them (else the least recently freed slot), and feeds only the tokens after the prefix
 // (GenerationStats::cached_tokens): the next turn of a conversation, or prompts that share a
-// system prompt. A row's arithmetic does
-// not depend on the step that computed it, so the reply is the one a cold prompt gets, bit for
-// bit.
+// system prompt. A row's arithmetic does not depend on the step that computed it, so the reply
+// is the one a cold prompt gets, bit for bit.
 #pragma once
 
 #include <chrono>
