@@ -26,11 +26,13 @@ using runtime::NodeContext;
 constexpr uint32_t kWorkgroupSize = 64;  // WG (and T, the rows of a tile)
 constexpr uint32_t kMaxGroup = 16;       // MAX_G
 constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
-// q_s, p_s, m_s and alpha_s, at_s.
-constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + kMaxGroup * kWorkgroupSize + 2 * kMaxGroup + 2);
+// q_s, p_s, m_s, alpha_s and mx_s, at_s and last_s.
+constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + kMaxGroup * kWorkgroupSize + 6 * kMaxGroup + 3);
 constexpr size_t kParamWords = 12;
 constexpr uint32_t kMaxChunks = 8;      // chunks a row's visible cache rows split into
-constexpr uint32_t kRowsPerChunk = 16;  // of the cache at least: fewer chunks for short caches
+// Rows of a chunk at least (a tile, T): a row of len visible rows takes ceil(len / 64) chunks, at
+// most the node's count, ceil(MaxS / 64) up to kMaxChunks.
+constexpr uint32_t kRowsPerChunk = kWorkgroupSize;
 constexpr uint32_t kStorageBuffers = 8;  // Q, K, V, Rows, Out, Part, Count, X8
 
 uint32_t chunks_of(const Geometry& g) {
@@ -43,7 +45,7 @@ uint64_t part_slots(const Geometry& g) { return chunks_of(g) > 1 ? uint64_t{g.se
 std::string guard(const NodeContext& ctx) {
   if (auto why = sdpa_storage_guard(ctx); !why.empty()) return why;
   const Geometry g = geometry_max(ctx);
-  if (g.dim % 2 != 0) return "head_dim " + std::to_string(g.dim) + " is odd (channels load in pairs)";
+  if (g.dim % 8 != 0) return "head_dim " + std::to_string(g.dim) + " is not a multiple of 8 (k loads 8 channels at a time)";
   if (g.group > kMaxGroup || g.group * g.dim > kMaxGroupDim) {
     return "a group of " + std::to_string(g.group) + " query heads of head_dim " + std::to_string(g.dim) +
            " is more than one workgroup holds (at most " + std::to_string(kMaxGroup) + " heads, " +
@@ -71,10 +73,10 @@ std::string sdpa_rows_guard(const NodeContext& ctx, bool x8) {
 }
 
 std::unique_ptr<runtime::NodeExec> sdpa_rows_exec(const NodeContext& ctx, const std::optional<quant::X8Target>& x8) {
-  const gpu::Kernel& k = kernel(ctx, "sdpa_rows." + io_label(ctx));
+  const Geometry max = geometry_max(ctx);
+  const gpu::Kernel& k = kernel(ctx, "sdpa_rows." + io_label(ctx), {{"DIM", max.dim}, {"GROUP", max.group}, {"CHUNK_ROWS", kRowsPerChunk}});
   const uint32_t scale = scale_bits(ctx);
   const auto slots = static_cast<uint32_t>(ctx.input_max_shape(1)[0]);
-  const Geometry max = geometry_max(ctx);
   const uint64_t parts = part_slots(max);
   auto steps = std::make_unique<Steps>();
   // Each slot's (m, l), then its accumulators.

@@ -1,9 +1,10 @@
 // sdpa_rows: attention for a step of rows of several sequences (continuous batching). Row r of
 // q [1, R, Hq, D] is one token at (slot, position) = Rows[r]; its query heads attend over cache
 // rows 0 .. position of that slot ([S, Hkv, MaxS, D]). One workgroup per (row, kv head, chunk)
-// serves the group's query heads, so each k and v row is read once per group. The visible rows
-// are split into C = params.chunks chunks of ceil(len / C) rows (the split depends on the row's
-// own length only, so a row's output does not depend on the rows beside it); with C > 1 each
+// serves the group's query heads, so each k and v row is read once per group. The len visible
+// rows are split into C = ceil(len / CHUNK_ROWS) chunks, at most params.chunks, of ceil(len / C) rows (the
+// split depends on the row's own length only, so a row's output does not depend on the rows
+// beside it; the workgroups of chunks past C return at once); with C > 1 each
 // workgroup writes its chunk's (m, l) and its accumulators to Part, counts itself per
 // (row, kv head) (a storage barrier, then an atomic add), and the last of the C to arrive merges
 // them (merge_chunks, sdpa_combine.wgsl's arithmetic) and sets the count back to 0: no workgroup
@@ -18,9 +19,13 @@
 // steps from word params.x8_steps, the projection's x.
 // Per tile, four phases with a barrier after each:
 //   A  invocation j scores the tile's row j for every head of the group (q is scaled when loaded),
-//      NEG past the visible rows;
-//   B1 invocation g < group takes head g's tile max: m_new, alpha;
-//   B2 invocation j turns row j's scores into probabilities exp(score - m_new) (0 past the rows);
+//      NEG past the visible rows; it reads the row's k once, 16 bytes a load, for all the heads
+//      (a load of 4 bytes per head and channel pair, each lane of a warp on another row, made
+//      this phase most of the kernel's time);
+//   B1 four invocations a head take a quarter of its tile's scores' max each;
+//   B2 every invocation takes each head's new max m_new from the quarters (the maxima are kept
+//      in every invocation; invocation g also keeps alpha and m_new for the others), and
+//      invocation j turns row j's scores into probabilities exp(score - m_new) (0 past the rows);
 //   C  each invocation's units (a pair of output channels of one head, adjacent units reading
 //      adjacent v words) add p * v and p over the tile's rows, after rescaling acc and l by alpha.
 #include "workgroup.wgsl"
@@ -42,7 +47,7 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> Q: array<u32>;
-@group(0) @binding(2) var<storage, read> K: array<u32>;
+@group(0) @binding(2) var<storage, read> K: array<vec4<u32>>;  // 16 bytes a load
 @group(0) @binding(3) var<storage, read> V: array<u32>;
 @group(0) @binding(4) var<storage, read> Rows: array<u32>;  // i32 [R, 2]: (slot, position)
 @group(0) @binding(5) var<storage, read_write> Out: array<u32>;  // [1, R, Hq, D], like q
@@ -54,6 +59,12 @@ struct Params {
 @group(0) @binding(8) var<storage, read_write> X8: array<u32>;
 
 const OUT_F16: bool = {{out_f16}};  // q and Out: packed f16, else f32
+// The geometry as pipeline constants (params.dim and params.group's values), so that the
+// driver unrolls the loops over a row's channels and a group's heads.
+override DIM: u32 = 64u;
+override GROUP: u32 = 1u;
+// The fewest visible rows a chunk takes (sdpa_rows.cpp's kRowsPerChunk).
+override CHUNK_ROWS: u32 = 64u;
 
 const WG: u32 = 64u;
 const T: u32 = WG;  // cache rows per tile: one per invocation in phases A and B2
@@ -66,13 +77,14 @@ var<workgroup> q_s: array<vec2<f32>, MAX_GD / 2u>;  // the group's queries, scal
 var<workgroup> p_s: array<f32, MAX_G * T>;          // [head][row]: scores, then probabilities
 var<workgroup> m_s: array<f32, MAX_G>;
 var<workgroup> alpha_s: array<f32, MAX_G>;
+var<workgroup> mx_s: array<f32, 4u * MAX_G>;  // [head][quarter]: the tile's maxima
 var<workgroup> at_s: vec2<u32>;  // (visible rows, 0 out of the caches; element of the kv head's row 0)
 var<workgroup> last_s: u32;      // this workgroup is the last of its (row, kv head) to finish
 
 // Chunk c's accumulator pair p of row r's query head h, and (once per slot) its (m, l).
 fn put_part(r: u32, h: u32, c: u32, p: u32, acc: vec2<f32>, ml: vec2<f32>) {
   let slot = (r * params.hq + h) * params.chunks + c;
-  Part[params.acc_base + slot * (params.dim / 2u) + p] = acc;
+  Part[params.acc_base + slot * (DIM / 2u) + p] = acc;
   if (p == 0u) { Part[slot] = ml; }
 }
 
@@ -86,7 +98,7 @@ fn put_out(qb: u32, u: u32, acc: vec2<f32>, l: f32) {
 fn put_x8(qb: u32, lid: u32) {
   if (params.x8 == 0u) { return; }
   workgroupBarrier();
-  if (lid < params.group * params.dim / 32u) {
+  if (lid < GROUP * DIM / 32u) {
     var v: array<vec4<f32>, 8>;
     for (var j = 0u; j < 8u; j++) { v[j] = vec4<f32>(q_s[16u * lid + 2u * j], q_s[16u * lid + 2u * j + 1u]); }
     let q = i8_chunk(v);
@@ -102,11 +114,10 @@ fn put_x8(qb: u32, lid: u32) {
 // Row r's pairs of kv head hk's query heads from their C chunks' partials, as sdpa_combine.wgsl
 // merges them: with M the chunks' largest max, out = sum_c exp(m_c - M) * acc_c / sum_c
 // exp(m_c - M) * l_c.
-fn merge_chunks(r: u32, hk: u32, qb: u32, lid: u32) {
-  let C = params.chunks;
-  let half = params.dim / 2u;
-  for (var u = lid; u < params.group * half; u += WG) {
-    let slot0 = (r * params.hq + hk * params.group + u / half) * C;
+fn merge_chunks(r: u32, hk: u32, qb: u32, lid: u32, C: u32) {
+  let half = DIM / 2u;
+  for (var u = lid; u < GROUP * half; u += WG) {
+    let slot0 = (r * params.hq + hk * GROUP + u / half) * params.chunks;
     var m = Part[slot0].x;
     for (var c = 1u; c < C; c++) { m = max(m, Part[slot0 + c].x); }
     var l = 0.0;
@@ -122,20 +133,21 @@ fn merge_chunks(r: u32, hk: u32, qb: u32, lid: u32) {
 }
 
 fn load_q2(i: u32) -> vec2<f32> { return {{load_q2}}; }
-fn load_k2(i: u32) -> vec2<f32> { return {{load_k2}}; }
+// k channels i .. i + 7 (i a multiple of 8).
+fn load_k8(i: u32) -> array<vec4<f32>, 2> { {{load_k8}} }
 fn load_v2(i: u32) -> vec2<f32> { return {{load_v2}}; }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let wg = wgx_workgroup_index(wid, nwg);
-  let C = params.chunks;
-  if (wg >= params.rows * params.hkv * C) { return; }
-  let c = wg % C;
-  let r = (wg / C) / params.hkv;
-  let hk = (wg / C) % params.hkv;
-  let G = params.group;
-  let D = params.dim;
+  let chunks = params.chunks;
+  if (wg >= params.rows * params.hkv * chunks) { return; }
+  let c = wg % chunks;
+  let r = (wg / chunks) / params.hkv;
+  let hk = (wg / chunks) % params.hkv;
+  let G = GROUP;
+  let D = DIM;
   let half = D / 2u;
   let pairs = G * half;
   let qb = (r * params.hq + hk * G) * D;  // the group's first element of q and Out
@@ -149,6 +161,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let at = workgroupUniformLoad(&at_s);
   let len = at.x;
   let kb = at.y;
+  let C = clamp((len + CHUNK_ROWS - 1u) / CHUNK_ROWS, 1u, chunks);  // the row's chunks
+  if (c >= C) { return; }
   // This chunk's visible rows [lo, hi).
   let per = (len + C - 1u) / C;
   let lo = min(c * per, len);
@@ -162,7 +176,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
   } else {
-    attend(r, hk, c, qb, lo, hi, kb, lid);
+    attend(r, hk, c, C, qb, lo, hi, kb, lid);
   }
   if (C == 1u) {
     put_x8(qb, lid);
@@ -178,20 +192,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (done == C) { atomicStore(&Count[r * params.hkv + hk], 0u); }
   }
   if (workgroupUniformLoad(&last_s) == 0u) { return; }
-  merge_chunks(r, hk, qb, lid);
+  merge_chunks(r, hk, qb, lid, C);
   put_x8(qb, lid);
 }
 
 // Chunk c's rows [lo, hi) of row r for kv head hk's query heads (the cache rows from element kb):
 // the output where C is 1, else the chunk's partials.
-fn attend(r: u32, hk: u32, c: u32, qb: u32, lo: u32, hi: u32, kb: u32, lid: u32) {
-  let C = params.chunks;
-  let G = params.group;
-  let D = params.dim;
+fn attend(r: u32, hk: u32, c: u32, C: u32, qb: u32, lo: u32, hi: u32, kb: u32, lid: u32) {
+  let G = GROUP;
+  let D = DIM;
   let half = D / 2u;
   let pairs = G * half;
 
   for (var u = lid; u < pairs; u += WG) { q_s[u] = load_q2(qb + 2u * u) * params.scale; }
+  var m: array<f32, MAX_G>;  // each head's running max (the same in every invocation)
+  for (var g = 0u; g < G; g++) { m[g] = NEG; }
   if (lid < G) { m_s[lid] = NEG; }
   var acc: array<vec2<f32>, UNITS>;
   var l: array<f32, UNITS>;
@@ -204,32 +219,38 @@ fn attend(r: u32, hk: u32, c: u32, qb: u32, lo: u32, hi: u32, kb: u32, lid: u32)
   for (var t0 = lo; t0 < hi; t0 += T) {
     let j = t0 + lid;
     let live = j < hi;
-    // A: scores of row j.
-    for (var g = 0u; g < G; g++) {
-      var sc = NEG;
-      if (live) {
-        let kr = kb + j * D;
-        let qg = g * half;
-        var d = 0.0;
-        for (var p = 0u; p < half; p++) { d += dot(q_s[qg + p], load_k2(kr + 2u * p)); }
-        sc = d;
+    // A: row j's scores for every head of the group, its k read once, 8 channels a load.
+    var d: array<f32, MAX_G>;
+    for (var g = 0u; g < G; g++) { d[g] = 0.0; }
+    if (live) {
+      let kr = kb + j * D;
+      for (var e = 0u; e < D; e += 8u) {
+        let k8 = load_k8(kr + e);
+        for (var g = 0u; g < G; g++) {
+          let qe = (g * D + e) / 2u;
+          d[g] += dot(vec4<f32>(q_s[qe], q_s[qe + 1u]), k8[0]) + dot(vec4<f32>(q_s[qe + 2u], q_s[qe + 3u]), k8[1]);
+        }
       }
-      p_s[g * T + lid] = sc;
     }
+    for (var g = 0u; g < G; g++) { p_s[g * T + lid] = select(NEG, d[g], live); }
     workgroupBarrier();
-    // B1: each head's new max.
-    if (lid < G) {
+    // B1: a quarter of each head's scores' max per invocation (4 invocations a head).
+    if (lid < 4u * G) {
+      let g = lid / 4u;
       var mx = NEG;
-      for (var i = 0u; i < T; i++) { mx = max(mx, p_s[lid * T + i]); }
-      let m_new = max(m_s[lid], mx);
-      alpha_s[lid] = exp(m_s[lid] - m_new);
-      m_s[lid] = m_new;
+      for (var i = lid % 4u; i < T; i += 4u) { mx = max(mx, p_s[g * T + i]); }
+      mx_s[lid] = mx;
     }
     workgroupBarrier();
-    // B2: probabilities of row j.
+    // B2: each head's new max (every invocation keeps the maxima), and row j's probabilities.
     for (var g = 0u; g < G; g++) {
-      let e = g * T + lid;
-      p_s[e] = select(0.0, exp(p_s[e] - m_s[g]), live);
+      let m_new = max(max(m[g], max(mx_s[4u * g], mx_s[4u * g + 1u])), max(mx_s[4u * g + 2u], mx_s[4u * g + 3u]));
+      if (lid == g) {
+        alpha_s[g] = exp(m[g] - m_new);
+        m_s[g] = m_new;
+      }
+      m[g] = m_new;
+      p_s[g * T + lid] = select(0.0, exp(d[g] - m_new), live);
     }
     workgroupBarrier();
     // C: p * v over the tile's rows.

@@ -3,7 +3,7 @@
 // positions, a prefill chunk of one slot (consecutive positions) beside single rows of others,
 // rows interleaved, position 0 of a slot already in use (a new sequence), the last position
 // (MaxS - 1), and rows out of the caches (slot S, position MaxS, -1), which write nothing and
-// give zeros. Caches of 3 to 5 slots and MaxS 37 start with random contents, so every cache row
+// give zeros. Caches of 3 to 5 slots and MaxS 150 start with random contents, so every cache row
 // a step should not write is checked to keep its value. Head_dim 64 and 128, groups of 2 and 3
 // query heads, f32 and f16 activations and caches, with and without Qwen3's q/k norm, both rope
 // layouts.
@@ -18,7 +18,7 @@
 // cache row left out, and with the rotation at the next position are off by more than the
 // tolerance. Equivalence: rows of one slot at positions p .. p + T - 1 give what
 // rope_update_cache and sdpa_with_kv_cache give at input_pos p (the rope bit for bit). Groups
-// too large for a workgroup and an odd head_dim are refused by sdpa_rows' guard.
+// too large for a workgroup and a head_dim not a multiple of 8 are refused by sdpa_rows' guard.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -40,7 +40,7 @@ using graph::GraphBuilder;
 using graph::ValueId;
 using testing::RopeReference;
 
-constexpr int64_t kMaxSeq = 37, kMaxRows = 12;
+constexpr int64_t kMaxSeq = 150, kMaxRows = 12;
 constexpr double kEps = 1e-6;
 
 struct Case {
@@ -228,7 +228,7 @@ std::vector<std::vector<Row>> step_rows(int32_t slots) {
   const int32_t last = slots - 1, end = kMaxSeq;
   return {
       {{1, 0}},                                                  // one row, position 0
-      {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 17}, {2, end - 1}},  // a chunk beside single rows
+      {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 100}, {2, end - 1}},  // a chunk beside single rows
       {{last, 11}, {1, 18}, {0, 5}, {last, 12}, {1, 19}, {2, 0}, {last, 13}},  // interleaved; a new sequence
       {{slots, 3}, {0, 6}, {0, end}, {-1, 2}, {1, -1}, {1, 20}},  // out of the caches, with two in
       {{1, 21}, {1, 22}, {1, 23}, {1, 24}, {1, 25}, {1, 26}, {1, 27}, {1, 28}, {0, 7}, {2, 1}, {last, end - 2},
@@ -270,7 +270,7 @@ TEST_P(AttentionRows, MatchDoubleReferencesAsTheRowsChange) {
                  std::to_string(rows[0].pos) + ")");
     const Step st = make_step(c, rows, seed += 3);
     run(*prog, c, st);
-    EXPECT_EQ(prog->dispatches_per_execute(), 2u);  // rope, the attention in chunks (MaxS 37: 3) merged by the last
+    EXPECT_EQ(prog->dispatches_per_execute(), 2u);  // rope, the attention (rows of up to 3 chunks at MaxS 150) merged by the last
     const std::vector<float> got_q = prog->read_f32("q_rot"), got = prog->read_f32("out");
     const std::vector<float> kc = prog->read_state_f32("k_cache"), vc = prog->read_state_f32("v_cache");
 
@@ -367,7 +367,7 @@ TEST(AttentionRowsRange, SdpaRowsRefusesWhatAWorkgroupCannotHold) {
   EXPECT_EQ(sdpa_rows_build_error(16, 1, 64), "");  // 16 heads of 64: the most
   EXPECT_NE(sdpa_rows_build_error(32, 1, 64).find("more than one workgroup holds"), std::string::npos);
   EXPECT_NE(sdpa_rows_build_error(12, 1, 128).find("more than one workgroup holds"), std::string::npos);
-  EXPECT_NE(sdpa_rows_build_error(4, 2, 37).find("head_dim 37 is odd"), std::string::npos);
+  EXPECT_NE(sdpa_rows_build_error(4, 2, 37).find("head_dim 37 is not a multiple of 8"), std::string::npos);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 // with a q4 projection, over steps whose rows change: R = 3 (the projection's one-row kernels
 // read attn), 6 and 20 (q4_gemm's 16-row tiles), 40 (its 64-row tiles), each with rows of
 // several slots at different positions and, above 3 rows, a row out of the caches. Caches of
-// MaxS 37 (three chunks, merged by the last workgroup of each row and kv head) and 16 (one
-// chunk, no merge), f32 and f16, random contents. The node takes rows_online+q4_gemm, whose
+// MaxS 150 (a row of up to three chunks of at least 64 rows, merged by the last workgroup of
+// each row and kv head) and 16 (one chunk, no merge), f32 and f16, random contents. The node takes rows_online+q4_gemm, whose
 // attention rounds its output to int8 for the projection: it runs no q8_chunks, the separate
 // linear one per step of more than four rows. Negative control: a step of the rounding off by
 // 1% in the attention's kernel fails the comparison (checked by hand). With quant_gemm_x8 off
@@ -37,9 +37,9 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const Case kCases[] = {
-    {"G2_D64_MaxS37_F16Cache", 4, 2, 64, 37, DType::f16},
+    {"G2_D64_MaxS150_F16Cache", 4, 2, 64, 150, DType::f16},
     {"G3_D64_MaxS16_F32Cache", 6, 2, 64, 16, DType::f32},
-    {"G2_D128_MaxS37_F32Cache", 4, 2, 128, 37, DType::f32},
+    {"G2_D128_MaxS150_F32Cache", 4, 2, 128, 150, DType::f32},
 };
 
 // Outputs "attn" [1, R, Hq * D] and "y" [1, R, N], on one node (`fused`) or three.
