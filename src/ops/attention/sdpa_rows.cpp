@@ -2,13 +2,15 @@
 // continuous batching's attention, one route ("rows_online"): a workgroup per (row, kv head,
 // chunk) runs an online softmax over its chunk of the visible rows of the row's slot in tiles
 // (sdpa_rows.wgsl), and the last of a (row, kv head)'s chunks to finish merges them, in one
-// dispatch. The chunk count is fixed per node (kMaxChunks, fewer for short caches), so a row's
+// dispatch. A row of len visible rows takes ceil(len / kRowsPerChunk) chunks, at most the node's
+// count (kMaxChunks, fewer for short caches): a rule of the row's own length, so a row's
 // arithmetic does not change with the step. On the H200 (Llama-3.2-1B, 128-256 visible rows,
 // per layer) one workgroup per (row, kv head) took 46 us at 5 rows (its tiles one after
 // another); 8 chunks took 18 + 9 (the merge, then a dispatch of sdpa_combine.wgsl) at 5 rows,
-// 32 + 9 at 16 and 87 + 10 at 64, where 4,096 workgroups of a few cache rows each cost more
-// than their work (chunks of at least a tile are the next thing to try). Its dispatch and
-// params follow R, which resize reads from the current shapes.
+// 32 + 9 at 16 and 87 + 10 at 64; with the merge inside, 1.47 ms a step at 64 sequences (16
+// layers), most of it each invocation reading its k row 4 bytes at a time once per head, which
+// the kernel now does once, 16 bytes a load. Its dispatch and params follow R, which resize
+// reads from the current shapes.
 #include <algorithm>
 #include <optional>
 
