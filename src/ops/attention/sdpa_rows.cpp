@@ -32,9 +32,11 @@ constexpr uint32_t kMaxGroupDim = 1024;  // MAX_GD
 constexpr uint64_t kWorkgroupBytes = 4 * (kMaxGroupDim + kMaxGroup * kWorkgroupSize + 6 * kMaxGroup + 3);
 constexpr size_t kParamWords = 12;
 constexpr uint32_t kMaxChunks = 8;      // chunks a row's visible cache rows split into
-// Rows of a chunk at least (a tile, T): a row of len visible rows takes ceil(len / 64) chunks, at
-// most the node's count, ceil(MaxS / 64) up to kMaxChunks.
-constexpr uint32_t kRowsPerChunk = kWorkgroupSize;
+// Rows of a chunk at least (half a tile): a row of len visible rows takes ceil(len / 32) chunks,
+// at most the node's count, ceil(MaxS / 32) up to kMaxChunks. On the H100 (1 / 4 / 16 / 64
+// sequences, Llama-3.2-1B) chunks of at least 32 rows beat 64 (fewer workgroups at one sequence)
+// and 16 (more partials to merge at 16; PERFORMANCE.md, 2026-12-05).
+constexpr uint32_t kRowsPerChunk = kWorkgroupSize / 2;
 constexpr uint32_t kStorageBuffers = 8;  // Q, K, V, Rows, Out, Part, Count, X8
 
 uint32_t chunks_of(const Geometry& g) {

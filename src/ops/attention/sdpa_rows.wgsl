@@ -64,7 +64,7 @@ const OUT_F16: bool = {{out_f16}};  // q and Out: packed f16, else f32
 override DIM: u32 = 64u;
 override GROUP: u32 = 1u;
 // The fewest visible rows a chunk takes (sdpa_rows.cpp's kRowsPerChunk).
-override CHUNK_ROWS: u32 = 64u;
+override CHUNK_ROWS: u32 = 32u;
 
 const WG: u32 = 64u;
 const T: u32 = WG;  // cache rows per tile: one per invocation in phases A and B2

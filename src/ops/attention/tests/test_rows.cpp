@@ -270,7 +270,7 @@ TEST_P(AttentionRows, MatchDoubleReferencesAsTheRowsChange) {
                  std::to_string(rows[0].pos) + ")");
     const Step st = make_step(c, rows, seed += 3);
     run(*prog, c, st);
-    EXPECT_EQ(prog->dispatches_per_execute(), 2u);  // rope, the attention (rows of up to 3 chunks at MaxS 150) merged by the last
+    EXPECT_EQ(prog->dispatches_per_execute(), 2u);  // rope, the attention (rows of up to 5 chunks at MaxS 150) merged by the last
     const std::vector<float> got_q = prog->read_f32("q_rot"), got = prog->read_f32("out");
     const std::vector<float> kc = prog->read_state_f32("k_cache"), vc = prog->read_state_f32("v_cache");
 

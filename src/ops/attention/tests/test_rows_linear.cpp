@@ -3,7 +3,7 @@
 // with a q4 projection, over steps whose rows change: R = 3 (the projection's one-row kernels
 // read attn), 6 and 20 (q4_gemm's 16-row tiles), 40 (its 64-row tiles), each with rows of
 // several slots at different positions and, above 3 rows, a row out of the caches. Caches of
-// MaxS 150 (a row of up to three chunks of at least 64 rows, merged by the last workgroup of
+// MaxS 150 (a row of up to five chunks of at least 32 rows, merged by the last workgroup of
 // each row and kv head) and 16 (one chunk, no merge), f32 and f16, random contents. The node takes rows_online+q4_gemm, whose
 // attention rounds its output to int8 for the projection: it runs no q8_chunks, the separate
 // linear one per step of more than four rows. Negative control: a step of the rounding off by
