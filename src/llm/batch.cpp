@@ -263,18 +263,14 @@ void Batch::pad(Plan& p, bool with_tokens) const {
     p.rows.push_back(0);
   }
   // Logits for the picked rows, the first repeated up to min_rows (a step of prompt chunks only
-  // picks none: its logits go unused).
+  // picks none: its logits go unused); the padding's tokens go unused, so they are greedy picks
+  // (all-zero words), the cheapest.
   const int64_t min_picks = std::min(kMinRows, limits_.picks);
-  if (p.picks.empty()) {
-    p.picks.push_back(0);
-    p.words.resize(8, 0);
-    p.counters.push_back(0);
-  }
-  const std::vector<int32_t> first(p.words.begin(), p.words.begin() + 8);
+  const int32_t first = p.picks.empty() ? 0 : p.picks.front();
   while (static_cast<int64_t>(p.picks.size()) < min_picks) {
-    p.picks.push_back(p.picks.front());
-    p.words.insert(p.words.end(), first.begin(), first.end());
-    p.counters.push_back(p.counters.front());
+    p.picks.push_back(first);
+    p.words.resize(p.words.size() + 8, 0);
+    p.counters.push_back(0);
   }
 }
 

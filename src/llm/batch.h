@@ -18,10 +18,10 @@
 // generator draws) where it has no repetition penalty, otherwise on the host from its logits row
 // (llm::Sampler, its own seeded stream). Text, callbacks, stop strings and stop reasons are the
 // generator's (llm::Emitter). Where every running sequence decodes with device picks and
-// nothing joins or leaves, step() submits the next
-// step, its tokens fed on the device from this one's (runtime::Program::feed_from), before it
-// waits for this one's: the host's work between steps then overlaps the GPU's. A sequence that
-// ends meanwhile (eos, a stop string, cancel) drops the token the step ahead computed for it.
+// nothing joins or leaves, step() submits the next step, its tokens fed on the device from this
+// one's (runtime::Program::feed_from), before it waits for this one's: the host's work between
+// steps then overlaps the GPU's. A sequence that ends meanwhile (eos, a stop string, cancel)
+// drops the token the step ahead computed for it.
 //
 // A slot's caches keep the rows of the sequence that ran in it last. add() takes the free slot
 // whose kept tokens share the longest prefix with the prompt, where that prefix is more than half
@@ -61,9 +61,9 @@ class Batch {
   Batch(runtime::Program& program, std::optional<tokenizer::Tokenizer> tokenizer, BatchLimits limits);
 
   // Starts a sequence in a free slot; the next steps feed its prompt, after the prefix that the
-  // slot's caches hold already (above). Throws std::invalid_argument
-  // when no slot is free, the prompt is empty or holds ids outside the vocabulary;
-  // ContextFullError when the prompt and max_new_tokens exceed a slot.
+  // slot's caches hold already (above). Throws std::invalid_argument when no slot is free, the
+  // prompt is empty or holds ids outside the vocabulary; ContextFullError when the prompt and
+  // max_new_tokens exceed a slot.
   uint64_t add(std::vector<int32_t> prompt, const GenerationOptions& options, TokenCallback on_token = {});
   // Ends a sequence at the next step (StopReason::Cancelled); no effect for an unknown id.
   void cancel(uint64_t id);

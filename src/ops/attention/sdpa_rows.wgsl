@@ -2,9 +2,10 @@
 // q [1, R, Hq, D] is one token at (slot, position) = Rows[r]; its query heads attend over cache
 // rows 0 .. position of that slot ([S, Hkv, MaxS, D]). One workgroup per (row, kv head, chunk)
 // serves the group's query heads, so each k and v row is read once per group. The len visible
-// rows are split into C = ceil(len / CHUNK_ROWS) chunks, at most params.chunks, of ceil(len / C) rows (the
-// split depends on the row's own length only, so a row's output does not depend on the rows
-// beside it; the workgroups of chunks past C return at once); with C > 1 each
+// rows are split into C = ceil(len / CHUNK_ROWS) chunks, at most params.chunks, of
+// ceil(len / C) rows (the split depends on the row's own length only, so a row's output does
+// not depend on the rows beside it; the workgroups of chunks past C return at once); with C > 1
+// each
 // workgroup writes its chunk's (m, l) and its accumulators to Part, counts itself per
 // (row, kv head) (a storage barrier, then an atomic add), and the last of the C to arrive merges
 // them (merge_chunks, sdpa_combine.wgsl's arithmetic) and sets the count back to 0: no workgroup
