@@ -424,8 +424,9 @@ class WGX_API Session {
 // all of them), so their aggregate rate grows with their number, as a server's clients need.
 // Needs a model loaded with LoadOptions::parallel > 0; each sequence takes one of its slots.
 // Sequences join (add) and leave between steps; step() advances every one by a token, and feeds
-// new prompts in chunks beside them. Greedy sequences without a repetition penalty pick their
-// tokens on the GPU, others on the host (their own seeded random stream). One Batch per model
+// new prompts in chunks beside them. Tokens are picked on the GPU (greedy, or drawn from a top_k
+// of 1 to 128, a repetition penalty included), others on the host (top_k 0 or above 128, or
+// sample_on_device off: their own seeded random stream). One Batch per model
 // at a time; used by one thread at a time. Sessions of the model keep working beside it.
 //
 //   wgx::Batch batch(model);

@@ -26,14 +26,18 @@ const graph::NamedValue* find(const std::vector<graph::NamedValue>& list, const 
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Whether the rows graph picks the sequence's tokens (sample_rows: greedy, or drawn from a top_k
-// of 1 to 128, with no repetition penalty), else the host does from its logits.
+// Whether the rows graph picks the sequence's tokens (sample_rows_penalized: greedy, or drawn
+// from a top_k of 1 to 128, after a repetition penalty), else the host does from its logits.
 bool device_pick(const GenerationOptions& o) {
   ModelLimits rows;
   rows.next_token = true;
   rows.device_sampling = true;
+  rows.device_penalty = true;
   return device_can_pick(o.sampling, rows) && (o.sampling.greedy() || o.sample_on_device);
 }
+
+// A pick's slot in "pick_slots" where its sequence has no seen set on the device.
+constexpr int32_t kNoSeenSet = -1;
 
 }  // namespace
 
@@ -48,6 +52,11 @@ BatchLimits batch_limits(const graph::Graph& graph) {
   if (!find(graph.inputs, "logit_rows")) missing("input \"logit_rows\"");
   if (!find(graph.inputs, "sampling")) missing("input \"sampling\"");
   if (!find(graph.inputs, "counters")) missing("input \"counters\"");
+  if (!find(graph.inputs, "pick_slots")) missing("input \"pick_slots\"");
+  if (std::none_of(graph.buffers.begin(), graph.buffers.end(),
+                   [](const graph::MutableBuffer& b) { return b.name == "seen_tokens"; })) {
+    missing("state \"seen_tokens\"");
+  }
   if (!logits) missing("output \"logits\"");
   if (!find(graph.outputs, "next_tokens")) missing("output \"next_tokens\"");
   BatchLimits l;
@@ -118,6 +127,12 @@ uint64_t Batch::add(std::vector<int32_t> prompt, const GenerationOptions& option
   s->device_pick = device_pick(options);
   if (!s->device_pick) s->sampler.emplace(options.sampling);
   s->result.stats.drawn_on_device = s->device_pick && !options.sampling.greedy();
+  if (penalized_on_device(*s)) {
+    // The slot's seen set: the prompt's tokens (the device adds each pick).
+    const auto words = static_cast<uint64_t>(ops::sampling::seen_words(limits_.vocab));
+    program_.write_state_at<int32_t>("seen_tokens", static_cast<uint64_t>(s->slot) * words,
+                                     seen_words(s->context, limits_.vocab));
+  }
   s->emitter = std::make_unique<Emitter>(tokenizer_, s->options, s->on_token, s->result);
   s->start = Clock::now();
   s->result.stats.prompt_tokens = static_cast<int64_t>(s->context.size()) - reuse;
@@ -271,6 +286,7 @@ void Batch::pad(Plan& p, bool with_tokens) const {
     p.picks.push_back(first);
     p.words.resize(p.words.size() + 8, 0);
     p.counters.push_back(0);
+    p.slots.push_back(kNoSeenSet);
   }
 }
 
@@ -282,6 +298,11 @@ void Batch::add_pick(Plan& p, const Sequence& s, int32_t row, int64_t position) 
   p.words.insert(p.words.end(), w.begin(), w.end());
   // The draw's counter: the position of the row whose logits it draws from (as the generator's).
   p.counters.push_back(static_cast<int32_t>(position));
+  p.slots.push_back(penalized_on_device(s) ? s.slot : kNoSeenSet);
+}
+
+bool Batch::penalized_on_device(const Sequence& s) {
+  return s.device_pick && s.options.sampling.repetition_penalty != 1.0f;
 }
 
 bool Batch::chainable(const Step& s) const {
@@ -308,6 +329,7 @@ Batch::Step Batch::submit(Plan p, bool chained) {
   program_.set_input<int32_t>("logit_rows", p.picks, {picks});
   program_.set_input<int32_t>("sampling", p.words, {picks, 8});
   program_.set_input<int32_t>("counters", p.counters, {picks});
+  program_.set_input<int32_t>("pick_slots", p.slots, {picks});
   bool any_host = false;
   for (uint64_t id : p.picked) any_host = any_host || !find_sequence(id)->device_pick;
   // Where the next step could take this one's tokens as they are, the device copies them into

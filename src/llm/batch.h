@@ -13,10 +13,11 @@
 //     for (llm::Batch::Finished& f : batch.step()) use(f.id, f.result);
 //   }
 //
-// A sequence's tokens are picked on the device (sample_rows, each row with its own settings:
-// greedy, or drawn from a top_k of 1 to 128 with the seed and the row's position, as the
-// generator draws) where it has no repetition penalty, otherwise on the host from its logits row
-// (llm::Sampler, its own seeded stream). Text, callbacks, stop strings and stop reasons are the
+// A sequence's tokens are picked on the device (sample_rows_penalized, each row with its own
+// settings: greedy, or drawn from a top_k of 1 to 128 with the seed and the row's position, as
+// the generator draws; a repetition penalty against its slot's seen set, which add() fills with
+// the prompt and each pick joins), otherwise (a top_k of 0 or above 128 when drawing, or
+// host_sampling) on the host from its logits row (llm::Sampler, its own seeded stream). Text, callbacks, stop strings and stop reasons are the
 // generator's (llm::Emitter). Where every running sequence decodes with device picks and
 // nothing joins or leaves, step() submits the next step, its tokens fed on the device from this
 // one's (runtime::Program::feed_from), before it waits for this one's: the host's work between
@@ -111,6 +112,7 @@ class Batch {
   struct Plan {
     std::vector<int32_t> tokens, rows, picks;
     std::vector<int32_t> words, counters;  // each pick's sampling words (8) and counter
+    std::vector<int32_t> slots;            // each pick's seen set (its slot, or none)
     std::vector<uint64_t> picked;
     int64_t decode_rows = 0, prompt_rows = 0;
   };
@@ -128,6 +130,8 @@ class Batch {
   Plan chained(const Step& last);      // the step after `last`, its tokens from `last`'s
   void pad(Plan& p, bool with_tokens) const;  // dummy rows (and tokens) and picks up to kMinRows
   static void add_pick(Plan& p, const Sequence& s, int32_t row, int64_t position);
+  // Its picks look at a seen set on the device (a repetition penalty, drawn there).
+  static bool penalized_on_device(const Sequence& s);
   bool chainable(const Step& s) const;
   Step submit(Plan p, bool chained);
   void take(Step& s, std::vector<Finished>& done);  // its tokens to the sequences

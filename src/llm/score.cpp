@@ -41,6 +41,7 @@ std::vector<double> log_probs(runtime::Program& rows, const BatchLimits& limits,
     // The next tokens are picked greedily on the way, unused.
     rows.set_input<int32_t>("sampling", std::vector<int32_t>(static_cast<size_t>(8 * count), 0), {count, 8});
     rows.set_input<int32_t>("counters", std::vector<int32_t>(static_cast<size_t>(count), 0), {count});
+    rows.set_input<int32_t>("pick_slots", std::vector<int32_t>(static_cast<size_t>(count), -1), {count});  // no seen set
     rows.execute();
     const std::vector<float> logits = rows.read_f32("logits");
     for (int64_t i = 0; i < count; ++i) {

@@ -128,7 +128,8 @@ class Decoder {
   // (slot, position) (input "rows"); the caches hold a slot per sequence; logits and the next
   // token come for the rows that "logit_rows" names (each sequence's last row this step), each
   // picked on the device as its 8 words of "sampling" say (greedy, or drawn with the counter
-  // "counters" gives it: sample_rows).
+  // "counters" gives it), after a repetition penalty against the seen set of the slot that
+  // "pick_slots" names (sample_rows_penalized; "seen_tokens" holds a set per slot).
   BuiltModel build_rows() {
     Progress progress(o_.progress, "converting");
     seq_ = b_.sym("rows", 1, max_prefill_);
@@ -140,6 +141,7 @@ class Decoder {
     const ValueId logit_rows = b_.input("logit_rows", DType::i32, {picks});
     const ValueId sampling = b_.input("sampling", DType::i32, {picks, 8});
     const ValueId counters = b_.input("counters", DType::i32, {picks});
+    const ValueId pick_slots = b_.input("pick_slots", DType::i32, {picks});
 
     const ValueId table = embedding_table();
     const auto [pending, residual] = layers(progress, table, tokens);
@@ -158,8 +160,12 @@ class Decoder {
     if (act_ != DType::f32) logits = b_.op1("to_copy", {logits}, {{"dtype", "f32"}}, "logits.cast");
     b_.output("logits", logits);
     const ValueId flat = b_.op1("reshape", {logits}, {{"shape", Shape{picks, c_.vocab_size}}});
-    const ValueId next = b_.op1("sample_rows", {flat, sampling, counters}, {}, "next_tokens");
-    b_.output("next_tokens", b_.op1("reshape", {next}, {{"shape", Shape{1, picks}}}));
+    const ValueId seen = b_.mutable_buffer("seen_tokens", DType::i32,
+                                           {slots_, ops::sampling::seen_words(c_.vocab_size)});
+    const std::vector<ValueId> next =
+        b_.op("sample_rows_penalized", {flat, sampling, counters, seen, pick_slots}, {}, "next_tokens");
+    b_.mutate(seen, next[1]);
+    b_.output("next_tokens", b_.op1("reshape", {next[0]}, {{"shape", Shape{1, picks}}}));
     return finish(progress);
   }
 

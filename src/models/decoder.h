@@ -64,8 +64,10 @@ BuiltModel build_decoder(const ModelConfig& config, const Checkpoint& checkpoint
 // sdpa_rows then linear(Wo). Outputs: "logits" [1, K, vocab] and "next_tokens" [1, K] for the K
 // rows that input "logit_rows" names (each sequence's last row of the step; K up to max(slots,
 // 64) or the step size), for scoring text too (llm::log_probs); each next token picked as that
-// row's words of input "sampling" [K, 8] say, its draw's counter from input "counters" [K]
-// (sample_rows). Context, step size, weight and cache formats are the model's.
+// row's words of input "sampling" [K, 8] say, its draw's counter from input "counters" [K],
+// after a repetition penalty against the seen set (state "seen_tokens" [slots, ceil(vocab / 32)])
+// of the slot that input "pick_slots" [K] names, -1 for none (sample_rows_penalized). Context,
+// step size, weight and cache formats are the model's.
 BuiltModel build_rows_decoder(const BuiltModel& model, int64_t slots);
 
 }  // namespace wgx::models

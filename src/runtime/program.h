@@ -230,6 +230,14 @@ class Program {
   void write_state(std::string_view buffer, std::span<const T> data) {
     write_state(buffer, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size_bytes()));
   }
+  // Writes part of one, from element `first` on, where its storage holds its dtype's 4-byte
+  // elements as they are (i32, f32 kept as f32); ordered as write_state.
+  void write_state_at(std::string_view buffer, uint64_t first, std::span<const uint8_t> bytes);
+  template <typename T>
+  void write_state_at(std::string_view buffer, uint64_t first, std::span<const T> data) {
+    write_state_at(buffer, first,
+                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size_bytes()));
+  }
 
   const std::vector<RouteChoice>& routes() const { return routes_; }
   // The weights split into row chunks to fit the device's storage bindings (split_constants.h);

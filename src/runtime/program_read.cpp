@@ -80,6 +80,24 @@ void Program::write_state(std::string_view name, std::span<const uint8_t> bytes)
   if (!stored.empty()) m.params.upload(*r.buffer, r.offset, stored.data(), stored.size());
 }
 
+void Program::write_state_at(std::string_view name, uint64_t first, std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
+  const graph::MutableBuffer& b = buffer_named(m.graph, name);
+  const graph::TensorType& type = m.graph.type(b.value);
+  const uint64_t element = graph::element_bytes(type.dtype);
+  const uint64_t size = numel(graph::max_shape(type.shape, m.graph.syms)) * element;
+  const TensorRef& r = m.refs[b.value];
+  const std::string what = "mutable buffer '" + b.name + "' (" + graph::to_string(type, &m.graph.syms) + ")";
+  if (element != 4 || elements_per_word(r.storage) != 1 || !storage_is_copy(type.dtype, r.storage)) {
+    throw std::invalid_argument(what + " is stored as " + storage_name(r.storage) + ": it is written only whole");
+  }
+  if (bytes.size() % element != 0 || first > size / element || bytes.size() > size - first * element) {
+    throw std::invalid_argument(what + " holds " + std::to_string(size) + " bytes: " + std::to_string(bytes.size()) +
+                                " from element " + std::to_string(first) + " do not fit");
+  }
+  if (!bytes.empty()) m.params.upload(*r.buffer, r.offset + first * element, bytes.data(), bytes.size());
+}
+
 void Program::copy_to_state(std::string_view output, Program& target, std::string_view buffer) const {
   const Impl& m = *impl_;
   Impl& t = *target.impl_;

@@ -3,7 +3,7 @@
 // update_cache, rope_update_cache, sdpa_with_kv_cache, rope_sdpa_with_kv_cache,
 // rope_sdpa_linear, continuous batching's rope_update_cache_rows, sdpa_rows and sdpa_rows_linear, and the
 // non-causal attention) and
-// decoding's sample_token, sample_token_penalized and sample_rows, good and bad, at
+// decoding's sample_token, sample_token_penalized, sample_rows and sample_rows_penalized, good and bad, at
 // Llama/Qwen-like and prime sizes.
 #include "schema_cases.h"
 
@@ -253,6 +253,23 @@ const std::vector<SchemaCase>& transformer_cases() {
       {"sample_rows_counters", "sample_rows", {f32({3, 37}), i32({3, 8}), i32({2})}, {}, "!counters must be [rows]"},
       {"sample_rows_f16", "sample_rows", {f16({3, 37}), i32({3, 8}), i32({3})}, {}, "!dtype f16"},
       {"sample_rows_rank", "sample_rows", {f32({1, 3, 37}), i32({3, 8}), i32({3})}, {}, "!rank"},
+      // The same after a repetition penalty against each row's slot's seen set.
+      {"sample_rows_penalized", "sample_rows_penalized",
+       {f32({S, 151936}), i32({S, 8}), i32({S}), i32({64, 4748}), i32({S})}, {}, "i32[seq_len], i32[64, 4748]"},
+      {"sample_rows_penalized_odd", "sample_rows_penalized", {f32({3, 33}), i32({3, 8}), i32({3}), i32({2, 2}), i32({3})},
+       {}, "i32[3], i32[2, 2]"},
+      {"sample_rows_penalized_short", "sample_rows_penalized",
+       {f32({3, 33}), i32({3, 8}), i32({3}), i32({2, 1}), i32({3})}, {}, "!seen must be [slots, 2]"},
+      {"sample_rows_penalized_sym_slots", "sample_rows_penalized",
+       {f32({3, 33}), i32({3, 8}), i32({3}), i32({S, 2}), i32({3})}, {}, "!constant count of slots"},
+      {"sample_rows_penalized_flat", "sample_rows_penalized", {f32({3, 33}), i32({3, 8}), i32({3}), i32({2}), i32({3})},
+       {}, "!rank"},
+      {"sample_rows_penalized_slots", "sample_rows_penalized",
+       {f32({3, 33}), i32({3, 8}), i32({3}), i32({2, 2}), i32({2})}, {}, "!slots must be [rows]"},
+      {"sample_rows_penalized_f32", "sample_rows_penalized", {f32({3, 33}), i32({3, 8}), i32({3}), f32({2, 2}), i32({3})},
+       {}, "!dtype f32"},
+      {"sample_rows_penalized_counters", "sample_rows_penalized",
+       {f32({3, 33}), i32({3, 8}), i32({1}), i32({2, 2}), i32({3})}, {}, "!counters must be [rows]"},
   };
   return cases;
 }

@@ -1,6 +1,7 @@
 // llm::Batch (continuous batching) on the demo model's rows graph: a greedy sequence gets the same
 // tokens alone as beside others that join and leave at other steps (slots reused), and a seeded
-// sampled one repeats; a prompt that extends a finished sequence's context is fed only past the
+// sampled one repeats, as does one with a repetition penalty (applied on the device, as the host
+// applies it); a prompt that extends a finished sequence's context is fed only past the
 // rows its slot kept, and gets the tokens a cold batch gives it; cancel ends a sequence; a full
 // batch, an empty prompt, ids outside the
 // vocabulary and a prompt too long for a slot are refused. Why the tokens cannot depend on the
@@ -11,6 +12,7 @@
 #include <map>
 
 #include "llm/batch.h"
+#include "llm/sampler.h"
 #include "models/decoder.h"
 #include "models/model.h"
 #include "runtime_test_util.h"
@@ -266,6 +268,69 @@ TEST(Batch, DrawsOnTheDeviceRepeatBesideOthers) {
   GenerationOptions other = o;
   other.sampling.seed = 8;
   EXPECT_NE(a[0], run_alone(kPrompts[0], other)) << "another seed drew the same tokens";
+}
+
+// Greedy with a repetition penalty, on the host: each step of the rows program feeds the rows
+// the batch would (at least 5, dummies in no slot), and the token is the argmax of the logits
+// after the host's penalty over the context (llm::apply_repetition_penalty, as transformers).
+std::vector<int32_t> host_penalized(const std::vector<int32_t>& prompt, float penalty, int64_t n) {
+  Demo& d = demo();
+  runtime::Program& prog = *d.program;
+  prog.reset_state();
+  std::vector<int32_t> context = prompt, out;
+  int64_t fed = 0;
+  const auto vocab = static_cast<size_t>(d.limits.vocab);
+  while (static_cast<int64_t>(out.size()) < n) {
+    std::vector<int32_t> tokens, rows;
+    for (; fed < static_cast<int64_t>(context.size()); ++fed) {
+      tokens.push_back(context[static_cast<size_t>(fed)]);
+      rows.insert(rows.end(), {0, static_cast<int32_t>(fed)});
+    }
+    const auto last = static_cast<int32_t>(tokens.size() - 1);
+    while (tokens.size() < 5) {
+      tokens.push_back(0);
+      rows.insert(rows.end(), {static_cast<int32_t>(kSlots), 0});
+    }
+    const auto r = static_cast<int64_t>(tokens.size());
+    prog.set_input<int32_t>("tokens", tokens, {1, r});
+    prog.set_input<int32_t>("rows", rows, {r, 2});
+    prog.set_input<int32_t>("logit_rows", std::vector<int32_t>(5, last), {5});
+    prog.set_input<int32_t>("sampling", std::vector<int32_t>(40, 0), {5, 8});
+    prog.set_input<int32_t>("counters", std::vector<int32_t>(5, 0), {5});
+    prog.set_input<int32_t>("pick_slots", std::vector<int32_t>(5, -1), {5});
+    prog.execute();
+    std::vector<float> logits = prog.read_f32("logits");
+    logits.resize(vocab);
+    apply_repetition_penalty(logits, context, penalty);
+    out.push_back(argmax(logits));
+    context.push_back(out.back());
+  }
+  return out;
+}
+
+// A repetition penalty applies on the device (each slot's seen set: its prompt, then each pick),
+// so a penalized greedy sequence keeps its steps chained, gets the host's penalized tokens
+// (host_penalized: the same logits, the penalty applied on the host) and the same tokens beside
+// others. Negative control: the penalty changes the tokens (a set that was not read, or not kept
+// per slot, would give the plain greedy ones).
+TEST(Batch, APenaltyOnTheDeviceGivesTheHostsTokensBesideOthers) {
+  GenerationOptions o = greedy(kTokens);
+  o.sampling.repetition_penalty = 1.8f;
+  const std::vector<std::vector<int32_t>> a = together(o);
+  Demo& d = demo();
+  int differ = 0;
+  for (size_t i = 0; i < kPrompts.size(); ++i) {
+    const std::vector<int32_t> prompt = d.tok.encode(kPrompts[i]);
+    EXPECT_EQ(a[i], host_penalized(prompt, o.sampling.repetition_penalty, kTokens)) << kPrompts[i];
+    if (a[i] != alone(i)) ++differ;
+  }
+  EXPECT_GE(differ, 2) << "the penalty changed too few replies to show it is applied";
+  Batch b(*d.program, d.tok, d.limits);
+  const uint64_t id = b.add(d.tok.encode(kPrompts[3]), o);
+  std::map<uint64_t, GenerationResult> out;
+  drain(b, out);
+  EXPECT_GE(b.chained_steps(), kTokens - 3);
+  EXPECT_EQ(out.at(id).tokens, a[3]);
 }
 
 TEST(Batch, CancelEndsASequenceAndFreesItsSlot) {

@@ -23,10 +23,11 @@ namespace {
 
 using runtime::testing::shared_context;
 
-// Every pick greedy (all sampling words 0; the counters then go unused).
+// Every pick greedy (all sampling words 0; the counters then go unused), with no seen set.
 void set_greedy(runtime::Program& prog, int64_t picks) {
   prog.set_input<int32_t>("sampling", std::vector<int32_t>(static_cast<size_t>(8 * picks), 0), {picks, 8});
   prog.set_input<int32_t>("counters", std::vector<int32_t>(static_cast<size_t>(picks), 0), {picks});
+  prog.set_input<int32_t>("pick_slots", std::vector<int32_t>(static_cast<size_t>(picks), -1), {picks});
 }
 
 constexpr double kF32Tol = 1e-3;

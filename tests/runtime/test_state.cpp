@@ -1,6 +1,7 @@
 // Persistent state: a mutable buffer accumulates across executions (written in place or through
-// a copy), mutation-only values are not outputs, reset clears it, write_state replaces it. The negative control, a fresh
+// a copy), mutation-only values are not outputs, reset clears it, write_state replaces it (write_state_at a part). The negative control, a fresh
 // program per step, must diverge: it proves the accumulation is real.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,30 @@ TEST(State, WriteStateSetsTheBufferForTheNextExecute) {
   }
   EXPECT_THROW(prog.write_state<float>("nope", start), std::invalid_argument);
   EXPECT_TRUE(close(prog.read_state_f32("acc"), want));
+}
+
+// write_state_at replaces a run of elements, the rest kept; a run past the end is refused, the
+// buffer unchanged.
+TEST(State, WriteStateAtSetsPartOfTheBuffer) {
+  GraphBuilder b;
+  Program prog(shared_context(), accumulator(b, true, false), b.weights());
+  const auto start = random_floats(35, 5);
+  prog.write_state<float>("acc", start);
+  const auto part = random_floats(9, 6);
+  prog.write_state_at<float>("acc", 20, part);
+  std::vector<float> want(start);
+  std::copy(part.begin(), part.end(), want.begin() + 20);
+  EXPECT_EQ(prog.read_state_f32("acc"), want);
+  prog.write_state_at<float>("acc", 35, std::vector<float>{});  // nothing, at the end
+  try {
+    prog.write_state_at<float>("acc", 30, part);
+    ADD_FAILURE() << "a run past the end was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 140 bytes: 36 from element 30 do not fit"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(prog.write_state_at<float>("acc", 36, std::vector<float>{}), std::invalid_argument);
+  EXPECT_EQ(prog.read_state_f32("acc"), want);
 }
 
 // copy_to_state: one program's output becomes another's state on the GPU (Whisper's encoder ->

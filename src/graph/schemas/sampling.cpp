@@ -18,6 +18,11 @@
 // for each row, with that row's words and its counter as the position (a decoder's rows of
 // several sequences: each row's token depends on that row alone). No penalty: words 6 and 7 are
 // unused.
+//
+// sample_rows_penalized(logits, sampling, counters, seen [S, ceil(V / 32)] i32, slots [R] i32)
+// -> (tokens [R], seen'): sample_rows with a seen set per slot (a decoder's sequence in each):
+// row r is penalized by its words 6 and 7 against row slots[r] of seen, and its token joins that
+// row; a slot outside [0, S) has no seen set (no penalty, nothing joins).
 #include "graph/error.h"
 #include "graph/schemas/families.h"
 #include "graph/schemas/infer_util.h"
@@ -96,12 +101,39 @@ OpSchema sample_rows() {
   return s;
 }
 
+OpSchema sample_rows_penalized() {
+  OpSchema s = sample_rows();
+  s.name = "sample_rows_penalized";
+  s.inputs.push_back({.name = "seen", .dtypes = DTypeSet{DType::i32}, .min_rank = 2, .max_rank = 2});
+  s.inputs.push_back({.name = "slots", .dtypes = DTypeSet{DType::i32}, .min_rank = 1, .max_rank = 1});
+  s.num_outputs = 2;
+  const auto rows = s.infer;
+  s.infer = [rows](const InferContext& ctx) {
+    InferResult r = rows(ctx);
+    const int64_t vocab = ctx.shape(0)[1].value();
+    const int64_t words = (vocab + 31) / 32;
+    const Shape& seen = ctx.shape(3);
+    if (!seen[0].is_const() || !seen[1].is_const(words)) {
+      throw GraphError(str("seen must be [slots, ", words, "] (a bit per token of ", vocab,
+                           ") with a constant count of slots, not ", shape_text(ctx, seen)));
+    }
+    if (ctx.shape(4)[0] != ctx.shape(0)[0]) {
+      throw GraphError(str("slots must be [rows] for logits ", shape_text(ctx, ctx.shape(0)), ", not ",
+                           shape_text(ctx, ctx.shape(4))));
+    }
+    r.outputs.push_back(TensorType{DType::i32, seen, {}});
+    return r;
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_sampling(OpRegistry& r) {
   r.add(sample_token());
   r.add(sample_token_penalized());
   r.add(sample_rows());
+  r.add(sample_rows_penalized());
 }
 
 }  // namespace wgx::graph::schemas

@@ -6,7 +6,8 @@
 // writing 8 words. sample_token_penalized binds its seen set (registered in_place: input 3 as
 // output 1) and adds the picked token to it; sample_token binds a word of its own there.
 // sample_rows runs the same kernel over R rows (R x chunks workgroups, a count per row), each row
-// with its own words and counter.
+// with its own words and counter; sample_rows_penalized binds its seen sets (input 3 as output 1)
+// and the rows' slots among them.
 #include <memory>
 
 #include "ops/common.h"
@@ -46,17 +47,25 @@ std::string guard_penalized(const NodeContext& ctx) {
   return "";
 }
 
+std::string guard_rows_penalized(const NodeContext& ctx) {
+  if (auto why = vocab_guard(ctx); !why.empty()) return why;
+  if (ctx.input(3).storage != runtime::Storage::I32) return "the seen sets are not stored as i32 words";
+  return "";
+}
+
 runtime::InPlace seen_in_place() { return {{3, 1}}; }
 
-enum class Form { One, Penalized, Rows };
+enum class Form { One, Penalized, Rows, RowsPenalized };
 
 std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Form form) {
   const gpu::Kernel& kernel = variant_kernel(
       ctx, *shaders::find_sampling("sample_token"),
       {gpu::Binding::Uniform, gpu::Binding::ReadOnlyStorage, gpu::Binding::ReadOnlyStorage, gpu::Binding::Storage,
-       gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::ReadOnlyStorage});
+       gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::Storage, gpu::Binding::ReadOnlyStorage,
+       gpu::Binding::ReadOnlyStorage});
   const auto chunks = static_cast<uint32_t>((vocab_of(ctx) + kChunk - 1) / kChunk);
-  const bool rows = form == Form::Rows, penalized = form == Form::Penalized;
+  const bool rows = form == Form::Rows || form == Form::RowsPenalized;
+  const bool penalized = form == Form::Penalized || form == Form::RowsPenalized;
   const uint64_t max_rows = rows ? static_cast<uint64_t>(ctx.input_max_shape(0)[0]) : 1;
   auto steps = std::make_unique<Steps>();
   const std::vector<gpu::BufferBinding> buffers{
@@ -66,14 +75,18 @@ std::unique_ptr<runtime::NodeExec> build(const NodeContext& ctx, Form form) {
       steps->own(ctx, 4 * kChunkWords * chunks * max_rows, "candidates"),
       steps->own(ctx, 4 * max_rows, "merge counts"),
       penalized ? ctx.output(1).binding() : steps->own(ctx, 4, "no seen set"),
-      rows ? ctx.input(2).binding() : steps->own(ctx, 4, "no counters")};
+      rows ? ctx.input(2).binding() : steps->own(ctx, 4, "no counters"),
+      form == Form::RowsPenalized ? ctx.input(4).binding() : steps->own(ctx, 4, "no slots")};
   const auto vocab = static_cast<uint32_t>(vocab_of(ctx));
   const auto seen = static_cast<uint32_t>(penalized ? sampling::seen_words(vocab) : 0);
-  steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, 6, [=](const NodeContext& c) {
+  const auto seen_slots =
+      static_cast<uint32_t>(form == Form::RowsPenalized ? ctx.input_max_shape(3)[0] : 0);
+  steps->add(std::make_unique<DispatchExec>(ctx, kernel, buffers, 8, [=](const NodeContext& c) {
     DispatchExec::Launch l;
     // The random stream's index: a position's draws differ from every other's.
     const auto n = static_cast<uint32_t>(rows ? c.input_shape(0)[0] : 1);
-    l.params = {vocab, chunks, rows ? 0u : static_cast<uint32_t>(c.sym_input(2)), seen, n, rows ? 1u : 0u};
+    l.params = {vocab, chunks, rows ? 0u : static_cast<uint32_t>(c.sym_input(2)), seen, n, rows ? 1u : 0u,
+                seen_slots, 0};
     l.workgroups = uint64_t{chunks} * n;
     return l;
   }));
@@ -90,6 +103,11 @@ void register_sampling(runtime::KernelRegistry& registry) {
                 false,
                 seen_in_place()});
   registry.add({"sample_rows", {{"one_pass", vocab_guard, [](const NodeContext& c) { return build(c, Form::Rows); }}}});
+  registry.add({"sample_rows_penalized",
+                {{"one_pass", guard_rows_penalized,
+                  [](const NodeContext& c) { return build(c, Form::RowsPenalized); }}},
+                false,
+                seen_in_place()});
 }
 
 }  // namespace wgx::ops

@@ -6,6 +6,8 @@
 //
 // With a seen set (params.seen_words > 0: sample_token_penalized), the logits of the tokens it
 // holds are penalized as they are loaded (words 6 and 7), and the token picked joins the set.
+// sample_rows_penalized: Seen holds params.seen_slots sets, and row r's is set Slots[r] (none where
+// that is outside them).
 //
 // Every workgroup takes a chunk of CHUNK logits, PER consecutive ones per invocation, as keys: a
 // u32 per value that orders like the value (0 for what cannot be picked). Greedy (k = 0): the
@@ -28,6 +30,8 @@ struct Params {
   seen_words: u32,  // words of Seen (0: no seen set, no penalty)
   rows: u32,        // rows of X (1, or sample_rows' count)
   per_row: u32,     // 1: each row's counter from Counters (sample_rows), 0: params.counter
+  seen_slots: u32,  // sets in Seen, a row's chosen by Slots (sample_rows_penalized); 0: one set
+  pad0: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> X: array<f32>;  // [rows, vocab]
@@ -41,6 +45,7 @@ struct Params {
 // The seen set: token t is bit t % 32 of word t / 32 (a word of its own where there is none).
 @group(0) @binding(6) var<storage, read_write> Seen: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> Counters: array<u32>;  // per_row: a row's counter
+@group(0) @binding(8) var<storage, read> Slots: array<u32>;     // seen_slots > 0: a row's set
 
 const WG = 256u;
 const CHUNK = 2048u;    // kChunk on the host
@@ -101,6 +106,8 @@ var<workgroup> last_s: u32;
 var<private> row: u32;    // this workgroup's row of X
 var<private> cbase: u32;  // its row's first chunk in Cand: row * chunks
 var<private> sbase: u32;  // its row's first word of S: row * 8
+var<private> seen_base: u32;  // its row's first word of Seen
+var<private> has_seen: bool;  // its row has a seen set
 
 // The digit (of the 256 counted in hist) that holds the need-th largest key, counting from the
 // top, and how many keys of it are needed: bin_sel / bin_need, bin_sel NONE when hist counts
@@ -233,7 +240,9 @@ fn radix_select(lid: u32, mode: u32, keys: ptr<function, array<u32, PER>>, n: u3
 // The token picked (NONE: nothing could be), which joins the seen set.
 fn pick(token: u32) {
   Out[row] = token;
-  if (token != NONE && token / 32u < params.seen_words) { atomicOr(&Seen[token / 32u], 1u << (token % 32u)); }
+  if (has_seen && token != NONE && token / 32u < params.seen_words) {
+    atomicOr(&Seen[seen_base + token / 32u], 1u << (token % 32u));
+  }
 }
 
 fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
@@ -264,6 +273,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let chunk = wg % params.chunks;
   cbase = row * params.chunks;
   sbase = row * 8u;
+  seen_base = 0u;
+  has_seen = params.seen_words > 0u;
+  if (params.seen_slots > 0u) {
+    let slot = Slots[row];
+    has_seen = slot < params.seen_slots;
+    seen_base = select(0u, slot * params.seen_words, has_seen);
+  }
   if (lid == 0u) { flag_s = min(bitcast<u32>(max(bitcast<i32>(S[sbase]), 0)), CAP); }
   let k = workgroupUniformLoad(&flag_s);
   let greedy = k == 0u;
@@ -274,8 +290,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var seen = 0u;
   let penalty = bitcast<f32>(S[sbase + 6u]);
   let inv_penalty = bitcast<f32>(S[sbase + 7u]);
-  if (params.seen_words > 0u && S[sbase + 6u] != 0u && first / 32u < params.seen_words) {
-    seen = atomicLoad(&Seen[first / 32u]) >> (first % 32u);
+  if (has_seen && S[sbase + 6u] != 0u && first / 32u < params.seen_words) {
+    seen = atomicLoad(&Seen[seen_base + first / 32u]) >> (first % 32u);
   }
   var keys: array<u32, PER>;
   for (var j = 0u; j < PER; j++) {

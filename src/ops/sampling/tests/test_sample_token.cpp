@@ -5,7 +5,8 @@
 // what the route refuses. sample_token_penalized: picks from the logits penalized over its seen
 // set, the picked token added to the set, and a run of greedy picks that each skip the tokens
 // picked before; sample_token leaves the penalty words alone. sample_rows: each row's token is
-// the reference's for that row's logits, words and counter, whatever rows run beside it.
+// the reference's for that row's logits, words and counter, whatever rows run beside it;
+// sample_rows_penalized: the same, each row penalized by (and adding its token to) its slot's set.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -431,6 +432,96 @@ TEST(SampleRows, EachRowDrawsFromItsOwnLogitsWordsAndCounter) {
   }
   EXPECT_GE(checked, 13);
   EXPECT_GE(off, 2) << "another counter gives the same draws: the test cannot tell counters apart";
+}
+
+// sample_rows_penalized: rows in slots of their own (and one in none) over two steps of other
+// compositions, each row's seen set its slot's, written per slot (write_state_at). Every row's
+// token is the reference's for its logits penalized by its slot's set (a row of no slot: not
+// penalized, whatever its words say), and the token joins its slot's set; a slot no row names
+// keeps its set. Negative controls: the penalty changes the reference's token for several rows,
+// and another slot's set gives another token for some.
+TEST(SampleRowsPenalized, EachRowUsesItsSlotsSeenSetAndJoinsIt) {
+  const int64_t vocab = 9001, max_rows = 8, slots = 5;
+  const auto set_words = static_cast<size_t>(ops::sampling::seen_words(vocab));
+  GraphBuilder b;
+  const graph::Dim r = b.sym("R", 1, max_rows);
+  const auto seen = b.mutable_buffer("seen", DType::i32, {slots, static_cast<int64_t>(set_words)});
+  const auto outs = b.op("sample_rows_penalized", {b.input("logits", DType::f32, {r, vocab}),
+                                                   b.input("sampling", DType::i32, {r, 8}),
+                                                   b.input("counters", DType::i32, {r}), seen,
+                                                   b.input("slots", DType::i32, {r})});
+  b.mutate(seen, outs[1]);
+  b.output("tokens", outs[0]);
+  Program prog(shared_context(), b.build(), b.weights());
+  EXPECT_EQ(prog.routes().at(0).route, "one_pass");
+  const Sampler bits(vocab);  // for its bits()
+
+  struct Row {
+    std::vector<float> logits;
+    Words w;
+    int32_t counter, slot;
+  };
+  const std::vector<std::pair<Words, int32_t>> settings{
+      {ops::sampling::greedy_words(1.5f), 0},
+      {ops::sampling::sampling_words(40, 0.8f, 0.95f, 0.05f, 11, 1.3f), 1},
+      {ops::sampling::greedy_words(3.f), -1},
+      {ops::sampling::sampling_words(5, 0.7f, 1.f, 0.f, 12, 0.7f), 3},
+      {ops::sampling::greedy_words(2.f), 4}};
+  std::vector<Row> all;
+  std::vector<std::vector<int32_t>> sets(static_cast<size_t>(slots));
+  for (size_t i = 0; i < settings.size(); ++i) {
+    all.push_back({lm_logits(static_cast<size_t>(vocab), 60 + static_cast<uint32_t>(i)), settings[i].first,
+                   static_cast<int32_t>(5 + 13 * i), settings[i].second});
+  }
+  for (int32_t slot = 0; slot < slots; ++slot) {  // slot i's set is made from row i's logits (slot 2: no row)
+    sets[static_cast<size_t>(slot)] = seen_set(all[static_cast<size_t>(slot)].logits, 90 + static_cast<uint32_t>(slot));
+    prog.write_state_at<int32_t>("seen", static_cast<uint64_t>(slot) * set_words, bits.bits(sets[static_cast<size_t>(slot)]));
+  }
+  int checked = 0, changed = 0, other_set = 0;
+  for (const std::vector<size_t>& step : std::vector<std::vector<size_t>>{{0, 1, 2, 3, 4}, {4, 2, 0}}) {
+    std::vector<float> logits;
+    std::vector<int32_t> w, counters, row_slots;
+    for (size_t i : step) {
+      logits.insert(logits.end(), all[i].logits.begin(), all[i].logits.end());
+      w.insert(w.end(), all[i].w.begin(), all[i].w.end());
+      counters.push_back(all[i].counter);
+      row_slots.push_back(all[i].slot);
+    }
+    const auto n = static_cast<int64_t>(step.size());
+    prog.set_input<float>("logits", logits, {n, vocab});
+    prog.set_input<int32_t>("sampling", w, {n, 8});
+    prog.set_input<int32_t>("counters", counters, {n});
+    prog.set_input<int32_t>("slots", row_slots, {n});
+    prog.execute();
+    const std::vector<float> got = prog.read_f32("tokens");
+    ASSERT_EQ(got.size(), step.size());
+    for (size_t j = 0; j < step.size(); ++j) {
+      const Row& row = all[step[j]];
+      const auto counter = static_cast<uint32_t>(row.counter);
+      const std::vector<int32_t> none;
+      const std::vector<int32_t>& set = row.slot < 0 ? none : sets[static_cast<size_t>(row.slot)];
+      const auto want = reference_draw(penalize(row.logits, set, row.w), row.w, counter);
+      const auto token = static_cast<int32_t>(got[j]);
+      ASSERT_GE(token, 0);
+      if (row.slot >= 0) sets[static_cast<size_t>(row.slot)].push_back(token);
+      if (want.margin < 1e-4) continue;
+      ++checked;
+      EXPECT_EQ(token, want.token) << "row " << step[j] << " at " << j;
+      if (row.slot >= 0 && reference_draw(row.logits, row.w, counter).token != want.token) ++changed;
+      const std::vector<int32_t>& another = sets[static_cast<size_t>((std::max(row.slot, 0) + 1) % slots)];
+      if (reference_draw(penalize(row.logits, another, row.w), row.w, counter).token != want.token) ++other_set;
+    }
+  }
+  const std::vector<uint8_t> stored = prog.read_state_storage("seen");
+  ASSERT_EQ(stored.size(), 4 * set_words * static_cast<size_t>(slots));
+  for (int32_t slot = 0; slot < slots; ++slot) {
+    std::vector<int32_t> now(set_words);
+    std::memcpy(now.data(), stored.data() + 4 * set_words * static_cast<size_t>(slot), 4 * set_words);
+    EXPECT_EQ(now, bits.bits(sets[static_cast<size_t>(slot)])) << "slot " << slot;
+  }
+  EXPECT_GE(checked, 6);
+  EXPECT_GE(changed, 3) << "the penalty changed too few tokens to show it is applied";
+  EXPECT_GE(other_set, 2) << "another slot's set gives the same tokens: the test cannot tell sets apart";
 }
 
 }  // namespace
