@@ -136,6 +136,13 @@ void InputBinding::refresh(const runtime::NodeContext& ctx) const {
   ctx.params().upload(*owned, 0, bytes.data(), bytes.size());  // in order with the steps (ParamArena)
 }
 
+std::string storage_buffers_guard(const runtime::NodeContext& ctx, uint32_t count) {
+  const uint32_t n = ctx.gpu().limits().max_storage_buffers_per_shader_stage;
+  if (n >= count) return "";
+  return "the device binds " + std::to_string(n) + " storage buffers per shader stage; the kernel takes " +
+         std::to_string(count);
+}
+
 std::string check_rank_and_size(const runtime::NodeContext& ctx) {
   auto check = [](const std::vector<int64_t>& shape) -> std::string {
     if (shape.size() > 8) return "rank " + std::to_string(shape.size()) + " > 8";

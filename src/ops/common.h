@@ -70,6 +70,9 @@ InputBinding bind_input(const runtime::NodeContext& ctx, size_t i, graph::DType 
 // "" when every tensor input and output has rank <= 8 and fewer than 2^32 elements at max.
 std::string check_rank_and_size(const runtime::NodeContext& ctx);
 
+// "" when the device binds at least `count` storage buffers per shader stage (a kernel's).
+std::string storage_buffers_guard(const runtime::NodeContext& ctx, uint32_t count);
+
 // The executable part of an op that updates inputs where they lie (registered in_place with these
 // pairs: caches, the seen set of sample_token_penalized): before its dispatch, every updated
 // input whose output is not that same storage (no mutation, or the planner had to keep the old

@@ -77,8 +77,8 @@ std::string guard(const NodeContext& ctx, bool per_row) {
     return "rotate_half with packed f16 needs head_dim % 4 == 0, not " + std::to_string(dim);
   }
   if (auto why = rope_table_guard(ctx); !why.empty()) return why;
-  if (per_row && ctx.gpu().limits().max_storage_buffers_per_shader_stage < 8) {
-    return "needs 8 storage buffers per stage";
+  if (per_row) {
+    if (auto why = storage_buffers_guard(ctx, 8); !why.empty()) return why;
   }
   if (lanes(ctx) > kWorkgroupSize) return "head_dim " + std::to_string(dim) + " needs more than one workgroup per row";
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, 4 * kWorkgroupSize); !why.empty()) return why;

@@ -56,10 +56,7 @@ std::string guard(const NodeContext& ctx) {
            std::to_string(kMaxGroupDim) + " channels)";
   }
   if (auto why = workgroup_guard(ctx, kWorkgroupSize, kWorkgroupBytes); !why.empty()) return why;
-  if (const uint32_t n = ctx.gpu().limits().max_storage_buffers_per_shader_stage; n < kStorageBuffers) {
-    return "the device binds " + std::to_string(n) + " storage buffers per shader stage; the kernel takes " +
-           std::to_string(kStorageBuffers);
-  }
+  if (auto why = storage_buffers_guard(ctx, kStorageBuffers); !why.empty()) return why;
   if (auto why = scratch_guard(ctx, part_slots(g) * (8 + g.dim * 4)); !why.empty()) return why;
   return workgroups_guard(ctx, workgroups(g));
 }

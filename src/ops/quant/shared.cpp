@@ -28,10 +28,7 @@ std::string check_limits(const runtime::NodeContext& ctx, uint32_t buffers, uint
   if (lim.max_compute_workgroup_storage_size < storage) {
     return "needs " + std::to_string(storage) + " bytes of workgroup storage";
   }
-  if (lim.max_storage_buffers_per_shader_stage < buffers) {
-    return "needs " + std::to_string(buffers) + " storage buffers per stage";
-  }
-  return "";
+  return storage_buffers_guard(ctx, buffers);
 }
 
 const gpu::Kernel& family_kernel(const runtime::NodeContext& ctx, const std::string& variant,

@@ -28,7 +28,11 @@ constexpr uint64_t kChunkWords = 2 + 2 * sampling::kMaxTopK;
 
 int64_t vocab_of(const NodeContext& ctx) { return ctx.input_max_shape(0)[1]; }
 
+// Storage buffers the kernel binds.
+constexpr uint32_t kStorageBuffers = 8;
+
 std::string vocab_guard(const NodeContext& ctx) {
+  if (auto why = storage_buffers_guard(ctx, kStorageBuffers); !why.empty()) return why;
   if (vocab_of(ctx) > sampling::kMaxVocab) {
     return "the vocabulary (" + std::to_string(vocab_of(ctx)) + ") exceeds " + std::to_string(sampling::kMaxVocab) +
            " logits (256 chunks of " + std::to_string(kChunk) + ")";
