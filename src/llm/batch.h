@@ -17,8 +17,8 @@
 // settings: greedy, or drawn from a top_k of 1 to 128 with the seed and the row's position, as
 // the generator draws; a repetition penalty against its slot's seen set, which add() fills with
 // the prompt and each pick joins), otherwise (a top_k of 0 or above 128 when drawing, or
-// host_sampling) on the host from its logits row (llm::Sampler, its own seeded stream). Text, callbacks, stop strings and stop reasons are the
-// generator's (llm::Emitter). Where every running sequence decodes with device picks and
+// host_sampling) on the host from its logits row (llm::Sampler, its own seeded stream). Text,
+// callbacks, stop strings and stop reasons are the generator's (llm::Emitter). Where every running sequence decodes with device picks and
 // nothing joins or leaves, step() submits the next step, its tokens fed on the device from this
 // one's (runtime::Program::feed_from), before it waits for this one's: the host's work between
 // steps then overlaps the GPU's. A sequence that ends meanwhile (eos, a stop string, cancel)
